@@ -1,0 +1,7 @@
+//! antitb: antichess endgame tablebases — generate, probe, verify, prove.
+//!
+//! Layers, bottom to top (each uses only itself and those below): [`rules`] (the game, pure),
+//! [`material`] (signatures and the table graph), [`index`] (position ↔ index),
+//! [`gen`] (the retrograde solver). The binary `antitb` is a thin command line over these.
+
+pub mod rules;
