@@ -4,4 +4,8 @@
 //! [`material`] (signatures and the table graph), [`index`] (position ↔ index),
 //! [`gen`] (the retrograde solver). The binary `antitb` is a thin command line over these.
 
+pub mod format;
+pub mod r#gen;
+pub mod index;
+pub mod material;
 pub mod rules;

@@ -1,0 +1,61 @@
+//! Tables kept in memory: the [`TableSource`] of tests and of one-shot generation runs.
+
+use super::{GenError, Metric, Table, TableSource, Value, generate, resolve};
+use crate::material::Material;
+use crate::rules::Position;
+use std::collections::HashMap;
+
+/// A set of generated tables in memory, by canonical material and metric.
+#[derive(Default)]
+pub struct MemoryTables {
+    tables: HashMap<(Material, Metric), Table>,
+}
+
+impl MemoryTables {
+    pub fn new() -> MemoryTables {
+        MemoryTables::default()
+    }
+
+    pub fn insert(&mut self, table: Table) {
+        self.tables.insert((table.material(), table.metric), table);
+    }
+
+    pub fn get(&self, material: Material, metric: Metric) -> Option<&Table> {
+        self.tables.get(&(material.canonical(), metric))
+    }
+
+    /// Generate every table needed for `targets` (in dependency order) that is not here yet.
+    pub fn generate_closure(
+        &mut self,
+        targets: &[Material],
+        metric: Metric,
+    ) -> Result<(), GenError> {
+        for m in Material::closure(targets) {
+            if self.get(m, metric).is_none() {
+                let t = generate(m, metric, self, &|_| {})?;
+                self.insert(t);
+            }
+        }
+        Ok(())
+    }
+
+    /// Generate every table with at most `n` pieces.
+    pub fn generate_up_to(&mut self, n: usize, metric: Metric) -> Result<(), GenError> {
+        let all: Vec<Material> = (2..=n).flat_map(Material::all_with_pieces).collect();
+        self.generate_closure(&all, metric)
+    }
+
+    /// The value of any position whose tables are here, resolving captures by search.
+    pub fn probe(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
+        resolve(pos, metric, &mut |p| self.stored_value(p, metric))
+    }
+}
+
+impl TableSource for MemoryTables {
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
+        let m = Material::of_position(pos);
+        let t = self.get(m, metric).ok_or(GenError::MissingTable(m))?;
+        t.stored(pos)
+            .ok_or_else(|| GenError::Source(format!("no value for {pos} in {}", m.canonical())))
+    }
+}

@@ -1,0 +1,108 @@
+//! The retrograde solver: one table at a time, from the tables it depends on.
+//!
+//! Phases (de Man's architecture, DESIGN.md), for one material and one metric:
+//! 1. **mark and resolve captures** — every slot is decoded; invalid slots are marked; a position
+//!    whose side to move can capture is decided at once as the best of its captures, all of which
+//!    leave the table ([`TableSource`] gives the values there);
+//! 2. **per pawn configuration group**, most advanced first: quiet positions get their *baseline*,
+//!    the best zeroing move (pawn pushes into already solved configurations, promotions into other
+//!    tables); no move at all = stalemate = `W(0)`;
+//! 3. **levels** `n = 1, 2, …`: slots that became `L(n−1)` make their quiet predecessors
+//!    (un-moves of non-pawn pieces) `W(n)`; slots that became `W(n−1)` make a predecessor `L(n)`
+//!    once all its quiet moves lead to decided wins (checked by forward generation), or `L(b)`
+//!    when its baseline loss is longer; pending baseline wins `W(b)` are placed at level `b`;
+//! 4. what is still undecided is a draw.
+//!
+//! Slots hold a [`Value`] code (2 bytes per position and side to move). Each level is one
+//! parallel scan (rayon, 4096-slot chunks) over the group. Writes to arbitrary slots are
+//! relaxed atomic stores; they are race-free in effect because every value written at a level
+//! depends only on values decided at earlier levels, so the result is the same for any thread
+//! count. The same machinery computes DTW: only the scoring of zeroing moves differs
+//! ([`Metric::zeroing`]).
+
+mod memory;
+mod solve;
+mod value;
+
+pub use memory::MemoryTables;
+pub use solve::{Progress, generate};
+pub use value::{MAX_DISTANCE, Metric, Value};
+
+use crate::index::Index;
+use crate::material::Material;
+use crate::rules::{MoveList, Position};
+use std::fmt;
+
+/// Why a table could not be generated.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum GenError {
+    /// A table this one depends on is not available.
+    MissingTable(Material),
+    /// The source of smaller tables failed (I/O, corruption), with its message.
+    Source(String),
+}
+
+impl fmt::Display for GenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GenError::MissingTable(m) => write!(f, "missing table {}", m.canonical()),
+            GenError::Source(s) => f.write_str(s),
+        }
+    }
+}
+
+impl std::error::Error for GenError {}
+
+/// Values of already-built tables, for the positions that capture or promote out of the table
+/// being built. Tests implement it with in-memory tables, the file layer with stored files.
+pub trait TableSource: Sync {
+    /// The stored value in `metric` of a position of another table: the side to move has no
+    /// capture, and there is no en-passant square.
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError>;
+}
+
+/// The value of any position, resolving captures (en passant included) by search and looking up
+/// quiet positions with `lookup` (SPEC.md §4). A side to move without pieces has won: `W(0)`.
+pub fn resolve(
+    pos: &Position,
+    metric: Metric,
+    lookup: &mut impl FnMut(&Position) -> Result<Value, GenError>,
+) -> Result<Value, GenError> {
+    if pos.us().is_empty() {
+        return Ok(Value::win(0));
+    }
+    if !pos.has_capture() {
+        return lookup(pos);
+    }
+    let mut list = MoveList::new();
+    pos.captures(&mut list);
+    let mut best: Option<Value> = None;
+    for m in list.iter() {
+        let child = pos.after(m);
+        let v = metric.zeroing(resolve(&child, metric, lookup)?);
+        best = Some(best.map_or(v, |b| b.max(v)));
+    }
+    Ok(best.expect("a position with a capture has a capture move"))
+}
+
+/// One generated table in memory: a value code per slot and side to move.
+#[derive(Clone)]
+pub struct Table {
+    pub index: Index,
+    pub metric: Metric,
+    /// `values[side][slot]`; side 0 = White (canonical orientation) to move.
+    pub values: [Vec<u16>; 2],
+}
+
+impl Table {
+    pub fn material(&self) -> Material {
+        self.index.material()
+    }
+
+    /// The stored value of a position of this table (ignores en passant; the position need not
+    /// be quiet, capture positions are stored too while in memory).
+    pub fn stored(&self, pos: &Position) -> Option<Value> {
+        let (side, idx) = self.index.encode(pos)?;
+        Value::from_code(self.values[side][idx as usize])
+    }
+}

@@ -1,0 +1,351 @@
+//! The solver proper: phases 1–4 of the module doc, for one table and one metric.
+
+use super::value::PENDING;
+use super::{GenError, Metric, Table, TableSource, Value, resolve};
+use crate::index::Index;
+use crate::material::Material;
+use crate::rules::{MoveList, Position, Role, for_each_unmove};
+use rayon::prelude::*;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::Relaxed};
+
+/// Slots per parallel work item (a multiple of 64).
+const CHUNK: u64 = 4096;
+/// Marks a quiet slot whose group has not been initialised yet.
+const QUIET_UNINIT: u16 = PENDING | 0x7fff;
+
+/// What the solver is doing, for progress display.
+#[derive(Clone, Debug)]
+pub struct Progress {
+    pub material: Material,
+    pub metric: Metric,
+    /// "captures", "init", "levels", "done".
+    pub phase: &'static str,
+    /// Pawn-configuration group being solved (0-based) and how many there are.
+    pub group: usize,
+    pub groups: usize,
+    /// Current level (ply distance) during "levels".
+    pub level: u32,
+}
+
+struct Solver<'a> {
+    index: Index,
+    material: Material,
+    metric: Metric,
+    source: &'a dyn TableSource,
+    slots: [Vec<AtomicU16>; 2],
+    max_level: AtomicU32,
+}
+
+/// Generate one table: every position of `material` (any orientation; the canonical one is
+/// used), both sides to move, in `metric`. Tables reached by captures and promotions come from
+/// `source`. The result is the same for any number of rayon threads.
+pub fn generate(
+    material: Material,
+    metric: Metric,
+    source: &dyn TableSource,
+    progress: &(dyn Fn(&Progress) + Sync),
+) -> Result<Table, GenError> {
+    let material = material.canonical();
+    let index = Index::new(material);
+    let n = index.size() as usize;
+    let mk = || (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
+    let solver = Solver {
+        index,
+        material,
+        metric,
+        source,
+        slots: [mk(), mk()],
+        max_level: AtomicU32::new(0),
+    };
+    let groups = solver.groups();
+    let report = |phase, group, level| {
+        progress(&Progress {
+            material,
+            metric,
+            phase,
+            group,
+            groups: groups.len(),
+            level,
+        });
+    };
+    report("captures", 0, 0);
+    solver.init_captures()?;
+    for (g, ranges) in groups.iter().enumerate() {
+        report("init", g, 0);
+        let chunks = split(ranges);
+        solver.init_quiet(&chunks)?;
+        solver.levels(&chunks, &|level| report("levels", g, level))?;
+        solver.finish(&chunks);
+    }
+    report("done", groups.len(), 0);
+    let [w, b] = solver.slots;
+    let unwrap = |v: Vec<AtomicU16>| {
+        v.into_iter()
+            .map(AtomicU16::into_inner)
+            .collect::<Vec<u16>>()
+    };
+    Ok(Table {
+        index: solver.index,
+        metric,
+        values: [unwrap(w), unwrap(b)],
+    })
+}
+
+/// Cut ranges into chunk-aligned work items.
+fn split(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
+    let mut out = Vec::new();
+    for r in ranges {
+        let mut s = r.start;
+        while s < r.end {
+            let e = ((s / CHUNK + 1) * CHUNK).min(r.end);
+            out.push(s..e);
+            s = e;
+        }
+    }
+    out
+}
+
+impl Solver<'_> {
+    #[inline]
+    fn load(&self, side: usize, idx: u64) -> u16 {
+        self.slots[side][idx as usize].load(Relaxed)
+    }
+
+    #[inline]
+    fn store(&self, side: usize, idx: u64, v: Value) {
+        self.slots[side][idx as usize].store(v.code(), Relaxed);
+        if v.is_win() || v.is_loss() {
+            self.max_level.fetch_max(u32::from(v.distance()), Relaxed);
+        }
+    }
+
+    /// Slot of a position of this table (same orientation as the table's slots).
+    #[inline]
+    fn slot_of(&self, pos: &Position) -> (usize, u64) {
+        (pos.turn().index(), self.index.encode_board(pos.board()))
+    }
+
+    /// Value of a position after a zeroing move: another table, or this one (a pawn push into
+    /// an already solved configuration).
+    fn child_value(&self, child: &Position) -> Result<Value, GenError> {
+        resolve(child, self.metric, &mut |p: &Position| {
+            if Material::of_position(p) == self.material {
+                let (s, i) = self.slot_of(p);
+                let code = self.load(s, i);
+                debug_assert!(
+                    code & PENDING == 0,
+                    "pawn push into an unsolved configuration"
+                );
+                Ok(Value(code))
+            } else {
+                self.source.stored_value(p, self.metric)
+            }
+        })
+    }
+
+    /// Pawn-configuration groups, most advanced first; each is a list of index ranges.
+    fn groups(&self) -> Vec<Vec<Range<u64>>> {
+        let digits = self.index.pawn_digits();
+        if digits == 0 {
+            return vec![vec![0..self.index.size()]];
+        }
+        let cs = self.index.config_size();
+        let mut by_adv: BTreeMap<u32, Vec<Range<u64>>> = BTreeMap::new();
+        for c in 0..self.index.size() / cs {
+            if let Some(pawns) = self.index.config_pawns(c) {
+                let adv: u32 = pawns
+                    .iter()
+                    .map(|&(col, sq)| {
+                        if col.is_white() {
+                            sq.rank()
+                        } else {
+                            7 - sq.rank()
+                        }
+                    })
+                    .sum();
+                by_adv.entry(adv).or_default().push(c * cs..(c + 1) * cs);
+            }
+        }
+        by_adv.into_values().rev().collect()
+    }
+
+    /// Phase 1: invalid slots, and positions with a capture (decided from smaller tables).
+    fn init_captures(&self) -> Result<(), GenError> {
+        let chunks = split(&[0..self.index.size()]);
+        chunks.par_iter().try_for_each(|r| {
+            for idx in r.clone() {
+                for side in 0..2 {
+                    let code = match self.index.decode(side, idx) {
+                        None => Value::INVALID.code(),
+                        Some(pos) if pos.has_capture() => self.child_value_capture(&pos)?.code(),
+                        Some(_) => QUIET_UNINIT,
+                    };
+                    self.slots[side][idx as usize].store(code, Relaxed);
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn child_value_capture(&self, pos: &Position) -> Result<Value, GenError> {
+        resolve(pos, self.metric, &mut |p: &Position| {
+            self.source.stored_value(p, self.metric)
+        })
+    }
+
+    /// Phase 2: baselines of the quiet positions of one group; stalemates.
+    fn init_quiet(&self, chunks: &[Range<u64>]) -> Result<(), GenError> {
+        chunks.par_iter().try_for_each(|r| {
+            let mut list = MoveList::new();
+            for idx in r.clone() {
+                for side in 0..2 {
+                    if self.load(side, idx) != QUIET_UNINIT {
+                        continue;
+                    }
+                    let pos = self.index.decode_valid(side, idx);
+                    list.clear();
+                    pos.quiet_moves(&mut list);
+                    let v = if list.is_empty() {
+                        Value::win(0)
+                    } else {
+                        let mut baseline: Option<Value> = None;
+                        let mut others = 0;
+                        for m in list.iter() {
+                            if m.role == Role::Pawn {
+                                let v = self.metric.zeroing(self.child_value(&pos.after(m))?);
+                                baseline = Some(baseline.map_or(v, |b| b.max(v)));
+                            } else {
+                                others += 1;
+                            }
+                        }
+                        match baseline {
+                            Some(b) if others == 0 => b,
+                            b => Value(PENDING | b.map_or(0, Value::code)),
+                        }
+                    };
+                    self.store(side, idx, v);
+                    if v.0 & PENDING != 0 {
+                        let b = Value(v.0 & !PENDING);
+                        if b.is_win() {
+                            self.max_level.fetch_max(u32::from(b.distance()), Relaxed);
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        // Levels of values already decided in this group (captures, stalemates, baselines).
+        let top = chunks
+            .par_iter()
+            .map(|r| {
+                let mut m = 0u32;
+                for idx in r.clone() {
+                    for side in 0..2 {
+                        let v = Value(self.load(side, idx) & !PENDING);
+                        if v.is_win() || v.is_loss() {
+                            m = m.max(u32::from(v.distance()));
+                        }
+                    }
+                }
+                m
+            })
+            .max()
+            .unwrap_or(0);
+        self.max_level.store(top, Relaxed);
+        Ok(())
+    }
+
+    /// Phase 3: the level-by-level retrograde passes.
+    fn levels(&self, chunks: &[Range<u64>], report: &(dyn Fn(u32) + Sync)) -> Result<(), GenError> {
+        let mut n: u32 = 1;
+        while n <= self.max_level.load(Relaxed) + 1 {
+            if n > u32::from(super::MAX_DISTANCE) {
+                return Err(GenError::Source(format!(
+                    "{}: distance beyond {}",
+                    self.material,
+                    super::MAX_DISTANCE
+                )));
+            }
+            report(n);
+            let lose_prev = Value::loss((n - 1) as u16).code();
+            let win_prev = Value::win((n - 1) as u16).code();
+            let win_pending = PENDING | Value::win(n as u16).code();
+            chunks.par_iter().for_each(|r| {
+                let mut list = MoveList::new();
+                for idx in r.clone() {
+                    for side in 0..2 {
+                        let code = self.load(side, idx);
+                        if code == lose_prev {
+                            self.propagate_win(side, idx, n);
+                        } else if code == win_prev {
+                            self.propagate_loss(side, idx, n, &mut list);
+                        } else if code == win_pending {
+                            self.store(side, idx, Value::win(n as u16));
+                        }
+                    }
+                }
+            });
+            n += 1;
+        }
+        Ok(())
+    }
+
+    /// `(side, idx)` is `L(n−1)`: its undecided quiet predecessors win in `n`.
+    fn propagate_win(&self, side: usize, idx: u64, n: u32) {
+        let pos = self.index.decode_valid(side, idx);
+        for_each_unmove(&pos, |_, p| {
+            let (ps, pi) = self.slot_of(p);
+            if self.load(ps, pi) & PENDING != 0 {
+                self.store(ps, pi, Value::win(n as u16));
+            }
+        });
+    }
+
+    /// `(side, idx)` is `W(n−1)`: a predecessor whose every quiet move now leads to a win
+    /// decided before level `n`, and whose zeroing moves all lose, is lost.
+    fn propagate_loss(&self, side: usize, idx: u64, n: u32, list: &mut MoveList) {
+        let pos = self.index.decode_valid(side, idx);
+        for_each_unmove(&pos, |_, p| {
+            let (ps, pi) = self.slot_of(p);
+            let code = self.load(ps, pi);
+            if code & PENDING == 0 {
+                return;
+            }
+            let baseline = Value(code & !PENDING);
+            if baseline.0 != 0 && !baseline.is_loss() {
+                return;
+            }
+            list.clear();
+            p.quiet_moves(list);
+            let all_won = list.iter().filter(|m| m.role != Role::Pawn).all(|m| {
+                let c = p.after(m);
+                let (cs, ci) = self.slot_of(&c);
+                let v = Value(self.load(cs, ci));
+                v.is_win() && u32::from(v.distance()) < n
+            });
+            if all_won {
+                let d = if baseline.0 == 0 {
+                    n
+                } else {
+                    n.max(u32::from(baseline.distance()))
+                };
+                self.store(ps, pi, Value::loss(d as u16));
+            }
+        });
+    }
+
+    /// Phase 4: what is still undecided is a draw.
+    fn finish(&self, chunks: &[Range<u64>]) {
+        chunks.par_iter().for_each(|r| {
+            for idx in r.clone() {
+                for side in 0..2 {
+                    if self.load(side, idx) & PENDING != 0 {
+                        self.store(side, idx, Value::DRAW);
+                    }
+                }
+            }
+        });
+    }
+}
