@@ -64,6 +64,11 @@ pub struct Index {
     size: u64,
     /// Symmetries to try (bit 2 = transpose, bit 1 = flip vertical, bit 0 = mirror).
     transforms: Vec<u8>,
+    /// With a unique leading piece on a triangle domain: for each square of that piece, a bit
+    /// mask of the symmetries that bring it into the triangle (1 or 2 of them).
+    lead_transforms: Option<[u8; 64]>,
+    /// Piece of each digit, and whether it is alone in its group.
+    digits: Vec<(Piece, bool)>,
 }
 
 /// Apply symmetry `t` to a square.
@@ -157,21 +162,20 @@ impl Index {
         }
         let pieces = material.count();
         let size = domain_squares.len() as u64 * 64u64.pow(pieces as u32 - 1);
-        let transforms = if material.has_pawns() {
-            vec![0, 1]
-        } else {
-            (0..8).collect()
-        };
-        Index {
-            material,
-            groups,
-            domain,
-            domain_of,
-            domain_squares,
-            pieces,
-            size,
-            transforms,
-        }
+        let transforms: Vec<u8> = if material.has_pawns() { vec![0, 1] } else { (0..8).collect() };
+        let lead_transforms = (domain == Domain::Triangle).then(|| {
+            let mut t = [0u8; 64];
+            for sq in Square::all() {
+                for &x in &transforms {
+                    if domain_of[transform_square(x, sq).index()] != u8::MAX {
+                        t[sq.index()] |= 1 << x;
+                    }
+                }
+            }
+            t
+        });
+        let digits = groups.iter().flat_map(|g| std::iter::repeat_n((g.piece, g.count == 1), g.count)).collect();
+        Index { material, groups, domain, domain_of, domain_squares, pieces, size, transforms, lead_transforms, digits }
     }
 
     pub fn material(&self) -> Material {
@@ -235,6 +239,48 @@ impl Index {
             }
         }
         Some(out)
+    }
+
+    /// The square digits of a slot (the first digit already mapped from its domain number).
+    #[inline]
+    pub fn squares(&self, idx: u64) -> [u8; 16] {
+        let mut squares = [0u8; 16];
+        let mut rest = idx;
+        for i in (1..self.pieces).rev() {
+            squares[i] = (rest % 64) as u8;
+            rest /= 64;
+        }
+        squares[0] = self.domain_squares[rest as usize];
+        squares
+    }
+
+    /// The piece of digit `j` and whether it is alone in its group.
+    #[inline]
+    pub fn digit_piece(&self, j: usize) -> (Piece, bool) {
+        self.digits[j]
+    }
+
+    /// Domain number of a square for the leading piece (`u8::MAX` outside the domain).
+    #[inline]
+    pub fn domain_number(&self, sq: Square) -> u8 {
+        self.domain_of[sq.index()]
+    }
+
+    /// Weight of digit `j ≥ 1` in the index (`64^(pieces−1−j)`).
+    #[inline]
+    pub fn weight(&self, j: usize) -> u64 {
+        1 << (6 * (self.pieces - 1 - j))
+    }
+
+    /// With the leading piece on `lead`, is the identity the only symmetry to try? Then moving a
+    /// piece that is alone in its group, other than the leading one, changes just its digit.
+    #[inline]
+    pub fn identity_only(&self, lead: u8) -> bool {
+        match self.domain {
+            Domain::Triangle => self.lead_transforms.is_some_and(|t| t[lead as usize] == 1),
+            Domain::PawnHalf => self.groups[0].count == 1,
+            Domain::Full => false,
+        }
     }
 
     /// Decode a slot known to be valid (no validity check: for the generator's hot loops).
@@ -311,6 +357,18 @@ impl Index {
             sets[g] = board.by_piece(group.piece);
         }
         let mut best = u64::MAX;
+        if let Some(lead) = &self.lead_transforms {
+            let sq = sets[0].first().expect("the leading group is not empty");
+            let mut mask = lead[sq.index()];
+            while mask != 0 {
+                let t = mask.trailing_zeros() as u8;
+                mask &= mask - 1;
+                if let Some(i) = self.encode_sets(&sets, t) {
+                    best = best.min(i);
+                }
+            }
+            return best;
+        }
         for &t in &self.transforms {
             if let Some(i) = self.encode_sets(&sets, t) {
                 best = best.min(i);
@@ -355,7 +413,7 @@ impl Index {
                 board.put(Square::new(s as u32), group.piece);
             }
         }
-        if self.encode_board(&board) != idx {
+        if !self.identity_only(squares[0]) && self.encode_board(&board) != idx {
             return None;
         }
         let turn = if side == 0 {

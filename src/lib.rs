@@ -4,8 +4,11 @@
 //! [`material`] (signatures and the table graph), [`index`] (position ↔ index),
 //! [`gen`] (the retrograde solver). The binary `antitb` is a thin command line over these.
 
+pub mod build;
 pub mod format;
 pub mod r#gen;
 pub mod index;
 pub mod material;
+pub mod probe;
 pub mod rules;
+pub mod store;

@@ -4,11 +4,28 @@ use super::{GenError, Metric, Table, TableSource, Value, generate, resolve};
 use crate::material::Material;
 use crate::rules::Position;
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 
 /// A set of generated tables in memory, by canonical material and metric.
 #[derive(Default)]
 pub struct MemoryTables {
-    tables: HashMap<(Material, Metric), Table>,
+    tables: HashMap<(Material, Metric), Table, BuildHasherDefault<MaterialHasher>>,
+}
+
+/// A cheap hasher for the small fixed keys of this map (SipHash showed up in profiles).
+#[derive(Default)]
+pub struct MaterialHasher(u64);
+
+impl Hasher for MaterialHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x51_7cc1_b727_220a_95);
+        }
+    }
 }
 
 impl MemoryTables {

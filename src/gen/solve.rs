@@ -4,11 +4,12 @@ use super::value::PENDING;
 use super::{GenError, Metric, Table, TableSource, Value, resolve};
 use crate::index::Index;
 use crate::material::Material;
-use crate::rules::{MoveList, Position, Role, for_each_unmove};
+use crate::rules::attacks::piece_attacks;
+use crate::rules::{Bitboard, Board, Color, MoveList, Position, Role, Square};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU16, AtomicU32, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Slots per parallel work item (a multiple of 64).
 const CHUNK: u64 = 4096;
@@ -35,6 +36,10 @@ struct Solver<'a> {
     metric: Metric,
     source: &'a dyn TableSource,
     slots: [Vec<AtomicU16>; 2],
+    /// One bit per slot: a quiet predecessor of a newly won position, to be checked for a loss.
+    candidates: [Vec<AtomicU64>; 2],
+    /// One bit per slot: a valid position without capture (what a file must store).
+    quiet: [Vec<AtomicU64>; 2],
     max_level: AtomicU32,
 }
 
@@ -51,12 +56,15 @@ pub fn generate(
     let index = Index::new(material);
     let n = index.size() as usize;
     let mk = || (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
+    let bits = || (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
     let solver = Solver {
         index,
         material,
         metric,
         source,
         slots: [mk(), mk()],
+        candidates: [bits(), bits()],
+        quiet: [bits(), bits()],
         max_level: AtomicU32::new(0),
     };
     let groups = solver.groups();
@@ -86,11 +94,9 @@ pub fn generate(
             .map(AtomicU16::into_inner)
             .collect::<Vec<u16>>()
     };
-    Ok(Table {
-        index: solver.index,
-        metric,
-        values: [unwrap(w), unwrap(b)],
-    })
+    let [qw, qb] = solver.quiet;
+    let unbits = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect::<Vec<u64>>();
+    Ok(Table { index: solver.index, metric, values: [unwrap(w), unwrap(b)], quiet: [unbits(qw), unbits(qb)] })
 }
 
 /// Cut ranges into chunk-aligned work items.
@@ -180,7 +186,10 @@ impl Solver<'_> {
                     let code = match self.index.decode(side, idx) {
                         None => Value::INVALID.code(),
                         Some(pos) if pos.has_capture() => self.child_value_capture(&pos)?.code(),
-                        Some(_) => QUIET_UNINIT,
+                        Some(_) => {
+                            self.quiet[side][(idx / 64) as usize].fetch_or(1 << (idx % 64), Relaxed);
+                            QUIET_UNINIT
+                        }
                     };
                     self.slots[side][idx as usize].store(code, Relaxed);
                 }
@@ -273,16 +282,27 @@ impl Solver<'_> {
             let win_prev = Value::win((n - 1) as u16).code();
             let win_pending = PENDING | Value::win(n as u16).code();
             chunks.par_iter().for_each(|r| {
-                let mut list = MoveList::new();
                 for idx in r.clone() {
                     for side in 0..2 {
                         let code = self.load(side, idx);
                         if code == lose_prev {
                             self.propagate_win(side, idx, n);
                         } else if code == win_prev {
-                            self.propagate_loss(side, idx, n, &mut list);
+                            self.mark_candidates(side, idx);
                         } else if code == win_pending {
                             self.store(side, idx, Value::win(n as u16));
+                        }
+                    }
+                }
+            });
+            chunks.par_iter().for_each(|r| {
+                for side in 0..2 {
+                    for w in (r.start / 64)..r.end.div_ceil(64) {
+                        let mut bits = self.candidates[side][w as usize].swap(0, Relaxed);
+                        while bits != 0 {
+                            let idx = w * 64 + u64::from(bits.trailing_zeros());
+                            bits &= bits - 1;
+                            self.check_loss(side, idx, n);
                         }
                     }
                 }
@@ -292,48 +312,96 @@ impl Solver<'_> {
         Ok(())
     }
 
+    /// Call `f(slot side, slot index)` for every quiet non-pawn move of `mover`'s pieces from
+    /// slot `(side, idx)`. With `mover` = the side to move these are the forward moves; with
+    /// `mover` = the other side they are the un-moves (non-pawn movement is symmetric). Moving a
+    /// piece that is alone in its group, when the identity is the only symmetry to try, changes
+    /// one digit of the index; other moves re-encode the board.
+    #[inline]
+    fn for_each_quiet(&self, side: usize, idx: u64, mover: Color, mut f: impl FnMut(usize, u64)) {
+        let ix = &self.index;
+        let sq = ix.squares(idx);
+        let k = ix.pieces();
+        let mut occ = Bitboard::EMPTY;
+        for &s in &sq[..k] {
+            occ = occ.with(Square::new(u32::from(s)));
+        }
+        let fast = ix.identity_only(sq[0]);
+        let out_side = 1 - side;
+        let mut board: Option<Board> = None;
+        for j in 0..k {
+            let (piece, unique) = ix.digit_piece(j);
+            if piece.color != mover || piece.role == Role::Pawn {
+                continue;
+            }
+            let from = Square::new(u32::from(sq[j]));
+            for to in piece_attacks(piece.role, from, occ) & !occ {
+                let out = if fast && unique && j > 0 {
+                    (idx as i64 + (to.index() as i64 - from.index() as i64) * ix.weight(j) as i64) as u64
+                } else if fast && j == 0 && ix.identity_only(to.index() as u8) {
+                    // The leading piece moves inside its domain, off the symmetry axes.
+                    let lead = ix.weight(0) as i64;
+                    let (a, b) = (ix.domain_number(from) as i64, ix.domain_number(to) as i64);
+                    (idx as i64 + (b - a) * lead) as u64
+                } else {
+                    let mut b = *board.get_or_insert_with(|| *ix.decode_valid(side, idx).board());
+                    b.clear(from);
+                    b.put(to, piece);
+                    ix.encode_board(&b)
+                };
+                f(out_side, out);
+            }
+        }
+    }
+
+    #[inline]
+    fn color_of(side: usize) -> Color {
+        if side == 0 { Color::White } else { Color::Black }
+    }
+
     /// `(side, idx)` is `L(n−1)`: its undecided quiet predecessors win in `n`.
     fn propagate_win(&self, side: usize, idx: u64, n: u32) {
-        let pos = self.index.decode_valid(side, idx);
-        for_each_unmove(&pos, |_, p| {
-            let (ps, pi) = self.slot_of(p);
+        self.for_each_quiet(side, idx, Self::color_of(1 - side), |ps, pi| {
             if self.load(ps, pi) & PENDING != 0 {
                 self.store(ps, pi, Value::win(n as u16));
             }
         });
     }
 
-    /// `(side, idx)` is `W(n−1)`: a predecessor whose every quiet move now leads to a win
-    /// decided before level `n`, and whose zeroing moves all lose, is lost.
-    fn propagate_loss(&self, side: usize, idx: u64, n: u32, list: &mut MoveList) {
-        let pos = self.index.decode_valid(side, idx);
-        for_each_unmove(&pos, |_, p| {
-            let (ps, pi) = self.slot_of(p);
+    /// `(side, idx)` is `W(n−1)`: its undecided quiet predecessors that could be lost (no
+    /// zeroing move that draws or wins) become candidates for [`Solver::check_loss`].
+    fn mark_candidates(&self, side: usize, idx: u64) {
+        self.for_each_quiet(side, idx, Self::color_of(1 - side), |ps, pi| {
             let code = self.load(ps, pi);
             if code & PENDING == 0 {
                 return;
             }
             let baseline = Value(code & !PENDING);
-            if baseline.0 != 0 && !baseline.is_loss() {
-                return;
-            }
-            list.clear();
-            p.quiet_moves(list);
-            let all_won = list.iter().filter(|m| m.role != Role::Pawn).all(|m| {
-                let c = p.after(m);
-                let (cs, ci) = self.slot_of(&c);
-                let v = Value(self.load(cs, ci));
-                v.is_win() && u32::from(v.distance()) < n
-            });
-            if all_won {
-                let d = if baseline.0 == 0 {
-                    n
-                } else {
-                    n.max(u32::from(baseline.distance()))
-                };
-                self.store(ps, pi, Value::loss(d as u16));
+            if baseline.0 == 0 || baseline.is_loss() {
+                self.candidates[ps][(pi / 64) as usize].fetch_or(1 << (pi % 64), Relaxed);
             }
         });
+    }
+
+    /// A candidate whose every quiet non-pawn move leads to a win decided before level `n` is
+    /// lost: `L(n)`, or `L(b)` if its best zeroing move loses more slowly.
+    fn check_loss(&self, side: usize, idx: u64, n: u32) {
+        let code = self.load(side, idx);
+        if code & PENDING == 0 {
+            return;
+        }
+        let baseline = Value(code & !PENDING);
+        let mut all_won = true;
+        self.for_each_quiet(side, idx, Self::color_of(side), |cs, ci| {
+            if all_won {
+                let v = Value(self.load(cs, ci));
+                all_won = v.is_win() && u32::from(v.distance()) < n;
+            }
+        });
+        if all_won {
+            let d = if baseline.0 == 0 { n } else { n.max(u32::from(baseline.distance())) };
+            self.store(side, idx, Value::loss(d as u16));
+        }
     }
 
     /// Phase 4: what is still undecided is a draw.

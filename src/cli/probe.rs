@@ -1,0 +1,135 @@
+//! `antitb probe`: who wins, WDL, DTZ, DTW, and every legal move ranked.
+
+use antitb::r#gen::Value;
+use antitb::probe::{RankBy, RankedMove, Tablebase};
+use antitb::rules::notation::san;
+use antitb::rules::{Color, Position};
+use serde_json::json;
+use std::io::BufRead;
+use std::path::PathBuf;
+
+pub struct ProbeArgs {
+    pub fens: Vec<String>,
+    pub tables: Vec<PathBuf>,
+    pub json: bool,
+    pub line: bool,
+    pub by: RankBy,
+}
+
+fn category(wdl: i8) -> &'static str {
+    match wdl {
+        2 => "win",
+        1 => "cursed-win",
+        0 => "draw",
+        -1 => "blessed-loss",
+        _ => "loss",
+    }
+}
+
+fn signed_or_null(v: Option<Value>) -> serde_json::Value {
+    match v {
+        Some(v) if !v.is_draw() => json!(v.signed()),
+        _ => serde_json::Value::Null,
+    }
+}
+
+fn color_name(c: Color) -> &'static str {
+    if c.is_white() { "White" } else { "Black" }
+}
+
+pub fn run(args: ProbeArgs) -> Result<(), String> {
+    let tb = Tablebase::open(&args.tables).map_err(|e| e.to_string())?;
+    let mut failed = false;
+    let mut fens = args.fens.clone();
+    if fens.iter().any(|f| f == "-") {
+        fens.retain(|f| f != "-");
+        for line in std::io::stdin().lock().lines() {
+            let line = line.map_err(|e| format!("reading standard input: {e}"))?;
+            if !line.trim().is_empty() {
+                fens.push(line.trim().to_string());
+            }
+        }
+    }
+    for fen in &fens {
+        if let Err(e) = probe_one(&tb, fen, &args) {
+            failed = true;
+            if args.json {
+                println!("{}", json!({ "fen": fen, "error": e }));
+            } else {
+                eprintln!("antitb: error: {e}");
+            }
+        }
+    }
+    if failed { Err("some positions could not be probed".to_string()) } else { Ok(()) }
+}
+
+fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> {
+    let pos: Position = fen.parse().map_err(|e| format!("bad FEN '{fen}': {e}"))?;
+    let game_over = pos.us().is_empty() || pos.legal_moves().is_empty();
+    let p = tb.probe(&pos).map_err(|e| e.to_string())?;
+    let moves = if game_over { Vec::new() } else { tb.rank_moves(&pos, args.by).map_err(|e| e.to_string())? };
+    let line = if args.line && !game_over { tb.best_line(&pos, args.by, 1000).map_err(|e| e.to_string())? } else { Vec::new() };
+    if args.json {
+        let mv = |r: &RankedMove| {
+            json!({
+                "uci": r.mv.uci(),
+                "san": san(&pos, &r.mv),
+                "wdl": r.dtz.wdl(),
+                "category": category(r.dtz.wdl()),
+                "dtz": r.dtz.signed(),
+                "dtw": signed_or_null(r.dtw),
+                "zeroing": r.mv.is_zeroing(),
+            })
+        };
+        let mut obj = json!({
+            "fen": pos.to_string(),
+            "wdl": p.wdl,
+            "category": category(p.wdl),
+            "dtz": p.dtz.signed(),
+            "dtw": signed_or_null(p.dtw),
+            "game_over": game_over,
+            "moves": moves.iter().map(mv).collect::<Vec<_>>(),
+        });
+        if args.line {
+            obj["line"] = json!(line.iter().map(|m| m.uci()).collect::<Vec<_>>());
+        }
+        println!("{obj}");
+        return Ok(());
+    }
+    let stm = color_name(pos.turn());
+    println!("{}", pos);
+    if game_over {
+        println!("Game over: {stm} (to move) has {} and wins.", if pos.us().is_empty() { "no pieces" } else { "no legal move" });
+        return Ok(());
+    }
+    let verdict = match p.wdl {
+        2 => format!("{stm} wins"),
+        1 => format!("{stm} wins without the 50-move rule, but it draws with it (cursed win)"),
+        0 => "Draw".to_string(),
+        -1 => format!("{stm} loses without the 50-move rule, but it draws with it (blessed loss)"),
+        _ => format!("{stm} loses"),
+    };
+    println!("{verdict}.");
+    println!("WDL {:+}  DTZ {}  DTW {}", p.wdl, p.dtz.signed(), p.dtw.map_or("-".to_string(), |v| if v.is_draw() { "draw".to_string() } else { v.signed().to_string() }));
+    println!("{:<8} {:<8} {:<13} {:>5} {:>5}", "move", "uci", "result", "dtz", "dtw");
+    for r in &moves {
+        println!(
+            "{:<8} {:<8} {:<13} {:>5} {:>5}",
+            san(&pos, &r.mv),
+            r.mv.uci(),
+            category(r.dtz.wdl()),
+            r.dtz.signed(),
+            r.dtw.map_or("-".to_string(), |v| if v.is_draw() { "-".to_string() } else { v.signed().to_string() })
+        );
+    }
+    if args.line {
+        let mut cur = pos;
+        let mut text = Vec::new();
+        for m in &line {
+            text.push(san(&cur, m));
+            cur.play(m);
+        }
+        println!("line: {}", text.join(" "));
+    }
+    Ok(())
+}

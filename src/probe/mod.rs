@@ -1,0 +1,276 @@
+//! Probing stored tables: WDL, exact DTZ and DTW of any position whose tables exist, every legal
+//! move ranked by the value it leads to, and optimal lines.
+//!
+//! A probe is a capture search plus a lookup (SPEC.md §4): if the side to move has a capture
+//! (en passant included) the value is the best over the captures, recursively; otherwise the
+//! position is looked up in its table. A WDL probe opens only the small `.wdl` file.
+
+use crate::format::ReadOptions;
+use crate::r#gen::{GenError, Metric, TableSource, Value, resolve};
+use crate::material::Material;
+use crate::rules::{Move, Position};
+use crate::store::{FileKind, StoreError, StoredTable, file_name};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+/// Why a probe failed.
+#[derive(Debug)]
+pub enum ProbeError {
+    /// No file for this material (and kind) in any table directory.
+    MissingTable { material: Material, kind: FileKind },
+    /// The position has more pieces than any table in the directories.
+    TooManyPieces { pieces: u32, max: u32 },
+    /// A table directory does not exist or cannot be read.
+    BadDirectory(PathBuf, String),
+    /// A table file is unreadable or corrupt.
+    Store(StoreError),
+}
+
+impl fmt::Display for ProbeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProbeError::MissingTable { material, kind } => {
+                write!(f, "missing table {} (file {})", material.canonical(), file_name(*material, *kind))
+            }
+            ProbeError::TooManyPieces { pieces, max } => {
+                write!(f, "position has {pieces} pieces; the tables hold at most {max}")
+            }
+            ProbeError::BadDirectory(p, e) => write!(f, "cannot read table directory {}: {e}", p.display()),
+            ProbeError::Store(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for ProbeError {}
+
+impl From<StoreError> for ProbeError {
+    fn from(e: StoreError) -> ProbeError {
+        ProbeError::Store(e)
+    }
+}
+
+/// The value of a position in all metrics a probe can give.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct Probe {
+    /// −2 loss, −1 blessed loss, 0 draw, +1 cursed win, +2 win (50-move rule; SPEC.md §2).
+    pub wdl: i8,
+    /// Exact DTZ value `W(n)`/`D`/`L(n)`.
+    pub dtz: Value,
+    /// DTW value, if DTW files exist.
+    pub dtw: Option<Value>,
+}
+
+/// One legal move with the value it leads to, from the mover's view.
+#[derive(Clone, Debug)]
+pub struct RankedMove {
+    pub mv: Move,
+    /// Score of the move for the mover in DTZ terms (SPEC.md §2: zeroing moves score by WDL).
+    pub dtz: Value,
+    /// Score in DTW terms, if DTW files exist.
+    pub dtw: Option<Value>,
+}
+
+/// How to order moves (SPEC.md §5).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum RankBy {
+    Dtz,
+    Dtw,
+}
+
+type Key = (Material, FileKind);
+
+/// A set of table directories, opened lazily per file.
+pub struct Tablebase {
+    dirs: Vec<PathBuf>,
+    tables: RwLock<HashMap<Key, Option<Arc<StoredTable>>>>,
+    opts: ReadOptions,
+    max_pieces: u32,
+}
+
+impl Tablebase {
+    /// Open table directories (nothing is read until a probe needs it).
+    pub fn open<P: AsRef<Path>>(dirs: &[P]) -> Result<Tablebase, ProbeError> {
+        Tablebase::open_with(dirs, ReadOptions::default())
+    }
+
+    /// Open with reader options (e.g. a larger block cache for bulk work).
+    pub fn open_with<P: AsRef<Path>>(dirs: &[P], opts: ReadOptions) -> Result<Tablebase, ProbeError> {
+        let mut max_pieces = 0;
+        let mut out = Vec::new();
+        for d in dirs {
+            let d = d.as_ref();
+            let entries = std::fs::read_dir(d).map_err(|e| ProbeError::BadDirectory(d.to_path_buf(), e.to_string()))?;
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if let Some(stem) = name.strip_suffix(".wdl").or_else(|| name.strip_suffix(".dtz")) {
+                    if let Ok(m) = Material::parse(stem) {
+                        max_pieces = max_pieces.max(m.count() as u32);
+                    }
+                }
+            }
+            out.push(d.to_path_buf());
+        }
+        Ok(Tablebase { dirs: out, tables: RwLock::new(HashMap::new()), opts, max_pieces })
+    }
+
+    /// The most pieces of any table found when the directories were opened.
+    pub fn max_pieces(&self) -> u32 {
+        self.max_pieces
+    }
+
+    /// The table file of `material` and `kind`, opened on first use.
+    pub fn table(&self, material: Material, kind: FileKind) -> Result<Arc<StoredTable>, ProbeError> {
+        let key = (material.canonical(), kind);
+        if let Some(t) = self.tables.read().expect("table cache lock").get(&key) {
+            return t.clone().ok_or(ProbeError::MissingTable { material: key.0, kind });
+        }
+        let name = file_name(key.0, kind);
+        let found = match self.dirs.iter().map(|d| d.join(&name)).find(|p| p.is_file()) {
+            Some(path) => Some(Arc::new(StoredTable::open(&path, key.0, kind, &self.opts)?)),
+            None => None,
+        };
+        self.tables.write().expect("table cache lock").insert(key, found.clone());
+        found.ok_or(ProbeError::MissingTable { material: key.0, kind })
+    }
+
+    /// Forget which files were missing (after new tables were written); open files stay open.
+    pub fn refresh(&self) {
+        self.tables.write().expect("table cache lock").retain(|_, t| t.is_some());
+    }
+
+    fn check_size(&self, pos: &Position) -> Result<(), ProbeError> {
+        let n = pos.piece_count();
+        // One piece more than the tables is fine while captures resolve it.
+        if n > self.max_pieces + 1 || (n > self.max_pieces && !pos.has_capture()) {
+            return Err(ProbeError::TooManyPieces { pieces: n, max: self.max_pieces });
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
+        let m = Material::of_position(pos);
+        let t = self.table(m, kind)?;
+        let (side, idx) = t.index.encode(pos).expect("material matches its table");
+        match kind {
+            FileKind::Wdl => Ok(wdl_value(t.wdl(side, idx)?)),
+            _ => Ok(t.value(side, idx)?),
+        }
+    }
+
+    fn resolve_kind(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
+        self.check_size(pos)?;
+        let metric = if kind == FileKind::Dtw { Metric::Dtw } else { Metric::Dtz };
+        let mut err = None;
+        let r = resolve(pos, metric, &mut |p: &Position| {
+            self.lookup(p, kind).map_err(|e| {
+                err = Some(e);
+                GenError::Source(String::new())
+            })
+        });
+        match (r, err) {
+            (Ok(v), _) => Ok(v),
+            (Err(_), Some(e)) => Err(e),
+            (Err(e), None) => Err(ProbeError::Store(StoreError::Mismatch { path: PathBuf::new(), what: e.to_string() })),
+        }
+    }
+
+    /// WDL under the 50-move rule, from the side to move's view (only `.wdl` files are read).
+    pub fn probe_wdl(&self, pos: &Position) -> Result<i8, ProbeError> {
+        Ok(self.resolve_kind(pos, FileKind::Wdl)?.wdl())
+    }
+
+    /// Exact DTZ value (`W(n)`, `D`, `L(n)`; its [`Value::wdl`] is the WDL).
+    pub fn probe_dtz(&self, pos: &Position) -> Result<Value, ProbeError> {
+        self.resolve_kind(pos, FileKind::Dtz)
+    }
+
+    /// DTW value (50-move rule ignored).
+    pub fn probe_dtw(&self, pos: &Position) -> Result<Value, ProbeError> {
+        self.resolve_kind(pos, FileKind::Dtw)
+    }
+
+    /// WDL, DTZ and (if its files exist) DTW.
+    pub fn probe(&self, pos: &Position) -> Result<Probe, ProbeError> {
+        let dtz = self.probe_dtz(pos)?;
+        let dtw = match self.probe_dtw(pos) {
+            Ok(v) => Some(v),
+            Err(ProbeError::MissingTable { kind: FileKind::Dtw, .. }) => None,
+            Err(e) => return Err(e),
+        };
+        Ok(Probe { wdl: dtz.wdl(), dtz, dtw })
+    }
+
+    /// Every legal move with its score for the mover, best first (SPEC.md §5).
+    pub fn rank_moves(&self, pos: &Position, by: RankBy) -> Result<Vec<RankedMove>, ProbeError> {
+        let mut out = Vec::new();
+        let with_dtw = by == RankBy::Dtw || self.has_dtw(pos);
+        for m in pos.legal_moves().iter() {
+            let child = pos.after(m);
+            let c = self.probe_dtz(&child)?;
+            let dtz = if m.is_zeroing() { Metric::Dtz.zeroing(c) } else { c.after_move() };
+            let dtw = if with_dtw { Some(self.probe_dtw(&child)?.after_move()) } else { None };
+            out.push(RankedMove { mv: *m, dtz, dtw });
+        }
+        match by {
+            RankBy::Dtz => out.sort_by_key(|r| std::cmp::Reverse(dtz_key(r))),
+            RankBy::Dtw => out.sort_by_key(|r| std::cmp::Reverse((r.dtw.map_or(i32::MIN, Value::rank), dtz_key(r)))),
+        }
+        Ok(out)
+    }
+
+    fn has_dtw(&self, pos: &Position) -> bool {
+        self.table(Material::of_position(pos), FileKind::Dtw).is_ok()
+    }
+
+    /// An optimal line from `pos` to the end of the game (or `max_plies`), best moves only.
+    pub fn best_line(&self, pos: &Position, by: RankBy, max_plies: usize) -> Result<Vec<Move>, ProbeError> {
+        let mut line = Vec::new();
+        let mut cur = *pos;
+        while line.len() < max_plies {
+            if cur.us().is_empty() {
+                break;
+            }
+            let moves = self.rank_moves(&cur, by)?;
+            let Some(best) = moves.first() else { break };
+            if best.dtz.is_draw() && by == RankBy::Dtz {
+                break;
+            }
+            line.push(best.mv);
+            cur.play(&best.mv);
+        }
+        Ok(line)
+    }
+}
+
+/// Sort key of SPEC.md §5 for DTZ ranking: class, then zeroing moves that keep the win, then
+/// the shorter win / the longer loss.
+fn dtz_key(r: &RankedMove) -> (i8, bool, i32) {
+    let v = r.dtz;
+    (v.wdl(), v.is_win() && r.mv.is_zeroing(), v.rank())
+}
+
+/// A representative value of a WDL class (only its class is used by a WDL probe).
+fn wdl_value(wdl: i8) -> Value {
+    match wdl {
+        2 => Value::win(1),
+        1 => Value::win(101),
+        0 => Value::DRAW,
+        -1 => Value::loss(101),
+        _ => Value::loss(1),
+    }
+}
+
+impl TableSource for Tablebase {
+    /// For `Metric::Dtz` only the WDL class matters (zeroing moves score by WDL), so the small
+    /// `.wdl` file is read; `Metric::Dtw` reads `.dtw` files.
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
+        let kind = if metric == Metric::Dtz { FileKind::Wdl } else { FileKind::Dtw };
+        self.lookup(pos, kind).map_err(|e| match e {
+            ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
+            e => GenError::Source(e.to_string()),
+        })
+    }
+}
