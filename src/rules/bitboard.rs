@@ -60,7 +60,11 @@ impl Bitboard {
     /// The lowest square, if any.
     #[inline]
     pub const fn first(self) -> Option<Square> {
-        if self.0 == 0 { None } else { Some(Square::new(self.0.trailing_zeros())) }
+        if self.0 == 0 {
+            None
+        } else {
+            Some(Square::new(self.0.trailing_zeros()))
+        }
     }
 
     #[inline]
@@ -82,7 +86,11 @@ impl Bitboard {
     /// Shift every square one rank towards rank 8 (`up`) for White, towards rank 1 for Black.
     #[inline]
     pub const fn shift_forward(self, white: bool) -> Bitboard {
-        if white { Bitboard(self.0 << 8) } else { Bitboard(self.0 >> 8) }
+        if white {
+            Bitboard(self.0 << 8)
+        } else {
+            Bitboard(self.0 >> 8)
+        }
     }
 }
 

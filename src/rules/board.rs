@@ -13,7 +13,10 @@ pub struct Board {
 
 impl Board {
     pub const fn empty() -> Board {
-        Board { by_color: [Bitboard::EMPTY; 2], by_role: [Bitboard::EMPTY; 6] }
+        Board {
+            by_color: [Bitboard::EMPTY; 2],
+            by_role: [Bitboard::EMPTY; 6],
+        }
     }
 
     #[inline]
@@ -41,7 +44,9 @@ impl Board {
         if !self.occupied().contains(sq) {
             return None;
         }
-        Role::ALL.into_iter().find(|r| self.by_role[r.index()].contains(sq))
+        Role::ALL
+            .into_iter()
+            .find(|r| self.by_role[r.index()].contains(sq))
     }
 
     #[inline]
@@ -56,7 +61,10 @@ impl Board {
     }
 
     pub fn piece_at(&self, sq: Square) -> Option<Piece> {
-        Some(Piece { color: self.color_at(sq)?, role: self.role_at(sq)? })
+        Some(Piece {
+            color: self.color_at(sq)?,
+            role: self.role_at(sq)?,
+        })
     }
 
     /// Put a piece on an empty square.
@@ -82,7 +90,10 @@ impl Board {
     /// Colour-swapped and upside-down board (White's pieces become Black's on mirrored squares).
     pub fn swap_colors(&self) -> Board {
         let mut b = Board::empty();
-        b.by_color = [self.by_color[1].flip_vertical(), self.by_color[0].flip_vertical()];
+        b.by_color = [
+            self.by_color[1].flip_vertical(),
+            self.by_color[0].flip_vertical(),
+        ];
         for (i, r) in self.by_role.iter().enumerate() {
             b.by_role[i] = r.flip_vertical();
         }
@@ -93,7 +104,8 @@ impl Board {
     pub fn pieces(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
         Color::ALL.into_iter().flat_map(move |color| {
             Role::ALL.into_iter().flat_map(move |role| {
-                self.by_piece(Piece { color, role }).map(move |sq| (sq, Piece { color, role }))
+                self.by_piece(Piece { color, role })
+                    .map(move |sq| (sq, Piece { color, role }))
             })
         })
     }

@@ -46,11 +46,17 @@ impl fmt::Display for FenError {
             FenError::PawnOnBackRank(sq) => write!(f, "pawn on back rank ({sq})"),
             FenError::SideToMove(s) => write!(f, "side to move must be 'w' or 'b', found '{s}'"),
             FenError::CastlingRights(s) => {
-                write!(f, "castling rights '{s}' given, but antichess has no castling (use '-')")
+                write!(
+                    f,
+                    "castling rights '{s}' given, but antichess has no castling (use '-')"
+                )
             }
             FenError::EnPassantSyntax(s) => write!(f, "invalid en-passant field '{s}'"),
             FenError::EnPassantInconsistent(sq) => {
-                write!(f, "en-passant square {sq} is inconsistent with the board and side to move")
+                write!(
+                    f,
+                    "en-passant square {sq} is inconsistent with the board and side to move"
+                )
             }
             FenError::HalfmoveClock(s) => write!(f, "invalid halfmove clock '{s}'"),
             FenError::FullmoveNumber(s) => write!(f, "invalid fullmove number '{s}'"),
@@ -116,25 +122,37 @@ pub fn parse_fen(fen: &str) -> Result<Position, FenError> {
     let ep_square = match fields[3] {
         "-" => None,
         s => {
-            let sq = Square::from_ascii(s.as_bytes()).ok_or_else(|| FenError::EnPassantSyntax(s.to_string()))?;
+            let sq = Square::from_ascii(s.as_bytes())
+                .ok_or_else(|| FenError::EnPassantSyntax(s.to_string()))?;
             // White to move: the square is on rank 6, a black pawn on rank 5 just passed it.
             let (rank, dir) = if turn.is_white() { (5, -8) } else { (2, 8) };
             let pusher = sq.offset(dir).expect("rank 3 or 6 has neighbours");
             let origin = sq.offset(-dir).expect("rank 3 or 6 has neighbours");
             let occ = board.occupied();
             let ok = sq.rank() == rank
-                && board.by_piece(Piece { color: !turn, role: Role::Pawn }).contains(pusher)
+                && board
+                    .by_piece(Piece {
+                        color: !turn,
+                        role: Role::Pawn,
+                    })
+                    .contains(pusher)
                 && !occ.contains(sq)
                 && !occ.contains(origin);
             if !ok {
                 return Err(FenError::EnPassantInconsistent(sq));
             }
-            let capturers = pawn_attacks(!turn, sq) & board.by_piece(Piece { color: turn, role: Role::Pawn });
+            let capturers = pawn_attacks(!turn, sq)
+                & board.by_piece(Piece {
+                    color: turn,
+                    role: Role::Pawn,
+                });
             capturers.any().then_some(sq)
         }
     };
     let halfmoves = match fields.get(4) {
-        Some(s) => s.parse::<u32>().map_err(|_| FenError::HalfmoveClock(s.to_string()))?,
+        Some(s) => s
+            .parse::<u32>()
+            .map_err(|_| FenError::HalfmoveClock(s.to_string()))?,
         None => 0,
     };
     let fullmoves = match fields.get(5) {
@@ -144,7 +162,13 @@ pub fn parse_fen(fen: &str) -> Result<Position, FenError> {
         },
         None => 1,
     };
-    Ok(Position { board, turn, ep_square, halfmoves, fullmoves })
+    Ok(Position {
+        board,
+        turn,
+        ep_square,
+        halfmoves,
+        fullmoves,
+    })
 }
 
 /// The board part of a FEN.
@@ -178,7 +202,15 @@ impl fmt::Display for Position {
     /// The full six-field FEN.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ep = self.ep_square.map_or("-".to_string(), |s| s.to_string());
-        write!(f, "{} {} - {} {} {}", board_fen(&self.board), self.turn.char(), ep, self.halfmoves, self.fullmoves)
+        write!(
+            f,
+            "{} {} - {} {} {}",
+            board_fen(&self.board),
+            self.turn.char(),
+            ep,
+            self.halfmoves,
+            self.fullmoves
+        )
     }
 }
 

@@ -11,12 +11,16 @@ pub struct Game {
 
 impl Game {
     pub fn new(start: Position) -> Game {
-        Game { history: vec![start] }
+        Game {
+            history: vec![start],
+        }
     }
 
     /// The current position.
     pub fn position(&self) -> &Position {
-        self.history.last().expect("a game has at least one position")
+        self.history
+            .last()
+            .expect("a game has at least one position")
     }
 
     /// Play a legal move.
@@ -32,12 +36,18 @@ impl Game {
             .iter()
             .rev()
             .take(cur.halfmoves() as usize + 1)
-            .filter(|p| p.board() == cur.board() && p.turn() == cur.turn() && p.ep_square() == cur.ep_square())
+            .filter(|p| {
+                p.board() == cur.board()
+                    && p.turn() == cur.turn()
+                    && p.ep_square() == cur.ep_square()
+            })
             .count()
     }
 
     /// The game's outcome: the position's own outcome, or a draw by threefold repetition.
     pub fn outcome(&self) -> Option<Outcome> {
-        self.position().outcome().or_else(|| (self.repetitions() >= 3).then_some(Outcome::Draw))
+        self.position()
+            .outcome()
+            .or_else(|| (self.repetitions() >= 3).then_some(Outcome::Draw))
     }
 }

@@ -31,7 +31,8 @@ pub fn parse_uci(pos: &Position, text: &str) -> Result<Move, MoveTextError> {
     if !(b.len() == 4 || b.len() == 5) {
         return Err(MoveTextError::Syntax(text.to_string()));
     }
-    let from = Square::from_ascii(&b[0..2]).ok_or_else(|| MoveTextError::Syntax(text.to_string()))?;
+    let from =
+        Square::from_ascii(&b[0..2]).ok_or_else(|| MoveTextError::Syntax(text.to_string()))?;
     let to = Square::from_ascii(&b[2..4]).ok_or_else(|| MoveTextError::Syntax(text.to_string()))?;
     let promotion = match b.get(4) {
         None => None,
@@ -40,7 +41,8 @@ pub fn parse_uci(pos: &Position, text: &str) -> Result<Move, MoveTextError> {
             r => r,
         },
     };
-    pos.find_move(from, to, promotion).ok_or_else(|| MoveTextError::Illegal(text.to_string()))
+    pos.find_move(from, to, promotion)
+        .ok_or_else(|| MoveTextError::Illegal(text.to_string()))
 }
 
 /// SAN of a legal move.
@@ -89,7 +91,12 @@ pub fn san(pos: &Position, m: &Move) -> String {
 /// Parse SAN (check marks `+`/`#` and annotations `!?` are ignored) and check legality.
 pub fn parse_san(pos: &Position, text: &str) -> Result<Move, MoveTextError> {
     let clean = text.trim_end_matches(['+', '#', '!', '?']);
-    let matches: Vec<Move> = pos.legal_moves().iter().copied().filter(|m| san(pos, m) == clean).collect();
+    let matches: Vec<Move> = pos
+        .legal_moves()
+        .iter()
+        .copied()
+        .filter(|m| san(pos, m) == clean)
+        .collect();
     match matches.len() {
         1 => Ok(matches[0]),
         0 => {
@@ -113,7 +120,9 @@ pub fn parse_san(pos: &Position, text: &str) -> Result<Move, MoveTextError> {
 
 fn is_san_syntax(s: &str) -> bool {
     let b = s.as_bytes();
-    b.len() >= 2 && b.iter().all(|c| c.is_ascii_alphanumeric() || *c == b'x' || *c == b'=')
+    b.len() >= 2
+        && b.iter()
+            .all(|c| c.is_ascii_alphanumeric() || *c == b'x' || *c == b'=')
 }
 
 fn loose_san_match(m: &Move, s: &str) -> bool {
@@ -129,7 +138,10 @@ fn loose_san_match(m: &Move, s: &str) -> bool {
         return false;
     }
     let (rest, promo) = match rest.iter().position(|&c| c == b'=') {
-        Some(i) => (&rest[..i], rest.get(i + 1).and_then(|&c| Role::from_char(c as char))),
+        Some(i) => (
+            &rest[..i],
+            rest.get(i + 1).and_then(|&c| Role::from_char(c as char)),
+        ),
         None => (rest, None),
     };
     if promo != m.promotion {
@@ -139,7 +151,9 @@ fn loose_san_match(m: &Move, s: &str) -> bool {
     if rest.len() < 2 {
         return false;
     }
-    let Some(to) = Square::from_ascii(&rest[rest.len() - 2..]) else { return false };
+    let Some(to) = Square::from_ascii(&rest[rest.len() - 2..]) else {
+        return false;
+    };
     if to != m.to {
         return false;
     }

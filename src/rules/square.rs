@@ -70,15 +70,20 @@ impl Square {
     #[inline]
     pub const fn offset(self, delta: i32) -> Option<Square> {
         let s = self.0 as i32 + delta;
-        if s >= 0 && s < 64 { Some(Square(s as u8)) } else { None }
+        if s >= 0 && s < 64 {
+            Some(Square(s as u8))
+        } else {
+            None
+        }
     }
 
     /// Parse `e4`-style coordinates.
     pub fn from_ascii(s: &[u8]) -> Option<Square> {
         match s {
-            [f @ b'a'..=b'h', r @ b'1'..=b'8'] => {
-                Some(Square::from_coords(u32::from(f - b'a'), u32::from(r - b'1')))
-            }
+            [f @ b'a'..=b'h', r @ b'1'..=b'8'] => Some(Square::from_coords(
+                u32::from(f - b'a'),
+                u32::from(r - b'1'),
+            )),
             _ => None,
         }
     }
@@ -91,7 +96,12 @@ impl Square {
 
 impl fmt::Display for Square {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", (b'a' + self.file() as u8) as char, (b'1' + self.rank() as u8) as char)
+        write!(
+            f,
+            "{}{}",
+            (b'a' + self.file() as u8) as char,
+            (b'1' + self.rank() as u8) as char
+        )
     }
 }
 
@@ -157,9 +167,22 @@ pub enum Role {
 }
 
 impl Role {
-    pub const ALL: [Role; 6] = [Role::King, Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::Pawn];
+    pub const ALL: [Role; 6] = [
+        Role::King,
+        Role::Queen,
+        Role::Rook,
+        Role::Bishop,
+        Role::Knight,
+        Role::Pawn,
+    ];
     /// What a pawn may promote to, in the order moves are generated.
-    pub const PROMOTIONS: [Role; 5] = [Role::Queen, Role::Rook, Role::Bishop, Role::Knight, Role::King];
+    pub const PROMOTIONS: [Role; 5] = [
+        Role::Queen,
+        Role::Rook,
+        Role::Bishop,
+        Role::Knight,
+        Role::King,
+    ];
 
     #[inline]
     pub const fn index(self) -> usize {
@@ -207,12 +230,20 @@ impl Piece {
     /// FEN letter: upper case for White.
     pub fn char(self) -> char {
         let c = self.role.upper_char();
-        if self.color.is_white() { c } else { c.to_ascii_lowercase() }
+        if self.color.is_white() {
+            c
+        } else {
+            c.to_ascii_lowercase()
+        }
     }
 
     pub fn from_char(c: char) -> Option<Piece> {
         let role = Role::from_char(c)?;
-        let color = if c.is_ascii_uppercase() { Color::White } else { Color::Black };
+        let color = if c.is_ascii_uppercase() {
+            Color::White
+        } else {
+            Color::Black
+        };
         Some(Piece { color, role })
     }
 }
