@@ -1,0 +1,260 @@
+//! Writing a table file: compress blocks in parallel, build the header, write atomically.
+//!
+//! Blocks are compressed independently (rayon over blocks, each with its own zstd context and
+//! no zstd worker threads) and collected in block order, so the bytes do not depend on the
+//! thread count. The file is written to `NAME.tmp.<pid>` beside the target, synced, and renamed
+//! over the target only when complete; on any error the temporary file is removed.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::checksum::{Xxh64, xxh64};
+use super::header::{COMPRESSION_ZSTD, FixedHeader, Layout, MAX_VALUES_PER_BLOCK};
+use super::{FormatError, Sections, TableMeta};
+
+/// How to write a table. The defaults were chosen by measurement (see the module doc of
+/// [`crate::format`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// zstd compression level (any level zstd accepts; negative levels are its fast modes).
+    pub level: i32,
+    /// Values per block (the last block of each section may be shorter). At most 2^24.
+    pub values_per_block: u32,
+}
+
+/// Default zstd level; see the measurements in the module doc of [`crate::format`].
+pub const DEFAULT_LEVEL: i32 = 9;
+/// Default values per block; see the measurements in the module doc of [`crate::format`].
+pub const DEFAULT_VALUES_PER_BLOCK: u32 = 1 << 15;
+
+impl Default for WriteOptions {
+    fn default() -> WriteOptions {
+        WriteOptions {
+            level: DEFAULT_LEVEL,
+            values_per_block: DEFAULT_VALUES_PER_BLOCK,
+        }
+    }
+}
+
+/// What [`write_table`] wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriteStats {
+    /// Length of the file in bytes.
+    pub file_len: u64,
+    /// Number of values over all sections.
+    pub values: u64,
+    /// Number of blocks.
+    pub blocks: u64,
+    /// Bytes of values before compression (`values * value_width`).
+    pub raw_bytes: u64,
+    /// Bytes of compressed blocks (the file less its header and trailer).
+    pub compressed_bytes: u64,
+    /// The whole-file checksum stored in the trailer.
+    pub file_checksum: u64,
+}
+
+/// A table file's bytes, before they are written.
+struct Encoded {
+    header: Vec<u8>,
+    blocks: Vec<Vec<u8>>,
+    stats: WriteStats,
+}
+
+/// Writes `sections` with `meta` to `path`, atomically: either the complete file appears under
+/// `path` (replacing any file there) or, on error, nothing changes and no temporary file is
+/// left.
+///
+/// The value width is that of `sections` (1 for `u8`, 2 for `u16`). The output bytes depend
+/// only on the arguments, not on the number of rayon threads.
+pub fn write_table(
+    path: &Path,
+    meta: &TableMeta,
+    sections: Sections<'_>,
+    opts: &WriteOptions,
+) -> Result<WriteStats, FormatError> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| FormatError::invalid(path, "path has no file name"))?;
+    let encoded = encode(path, meta, sections, opts)?;
+
+    let mut tmp_name = name.to_os_string();
+    tmp_name.push(format!(".tmp.{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let result = write_file(&tmp, &encoded).and_then(|checksum| {
+        fs::rename(&tmp, path).map_err(|e| FormatError::io(path, "rename into place", e))?;
+        Ok(checksum)
+    });
+    match result {
+        Ok(file_checksum) => {
+            sync_parent(path);
+            Ok(WriteStats {
+                file_checksum,
+                ..encoded.stats
+            })
+        }
+        Err(e) => {
+            // Best effort: the temporary file may not even have been created.
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
+/// Syncs the directory holding `path`, so the rename itself survives a crash. Best effort: the
+/// file is complete and in place by now, and some platforms cannot sync a directory.
+fn sync_parent(path: &Path) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+}
+
+/// Writes the encoded file to `tmp` and syncs it; returns the whole-file checksum.
+fn write_file(tmp: &Path, enc: &Encoded) -> Result<u64, FormatError> {
+    let file = File::create(tmp).map_err(|e| FormatError::io(tmp, "create", e))?;
+    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut hash = Xxh64::new(0);
+    let werr = |e| FormatError::io(tmp, "write", e);
+    w.write_all(&enc.header).map_err(werr)?;
+    hash.update(&enc.header);
+    for block in &enc.blocks {
+        w.write_all(block).map_err(werr)?;
+        hash.update(block);
+    }
+    let checksum = hash.digest();
+    w.write_all(&checksum.to_le_bytes()).map_err(werr)?;
+    let file = w
+        .into_inner()
+        .map_err(|e| FormatError::io(tmp, "write", e.into_error()))?;
+    file.sync_all()
+        .map_err(|e| FormatError::io(tmp, "sync", e))?;
+    Ok(checksum)
+}
+
+/// Compresses the blocks and builds the header.
+fn encode(
+    path: &Path,
+    meta: &TableMeta,
+    sections: Sections<'_>,
+    opts: &WriteOptions,
+) -> Result<Encoded, FormatError> {
+    let vpb = opts.values_per_block;
+    if vpb == 0 || vpb > MAX_VALUES_PER_BLOCK {
+        return Err(FormatError::invalid(
+            path,
+            format!("values_per_block {vpb} not in 1..={MAX_VALUES_PER_BLOCK}"),
+        ));
+    }
+    if !zstd::compression_level_range().contains(&opts.level) {
+        return Err(FormatError::invalid(
+            path,
+            format!("zstd level {} not supported", opts.level),
+        ));
+    }
+    let len32 = |what: &str, n: usize| {
+        u32::try_from(n).map_err(|_| FormatError::invalid(path, format!("{what} too long")))
+    };
+    let width = sections.value_width();
+    let mut fixed = FixedHeader::new_v1();
+    fixed.metric = meta.metric.to_byte();
+    fixed.value_width = width;
+    fixed.compression = COMPRESSION_ZSTD;
+    fixed.level = opts.level.clamp(i8::MIN.into(), i8::MAX.into()) as i8;
+    fixed.values_per_block = vpb;
+    fixed.section_count = len32("section list", sections.count())?;
+    fixed.material_len = len32("material", meta.material.len())?;
+    fixed.index_params_len = len32("index parameters", meta.index_params.len())?;
+    fixed.encoding_len = len32("encoding", meta.encoding.len())?;
+
+    // One job per block: (section, first value, end value). Blocks never span sections.
+    let mut jobs = Vec::new();
+    for s in 0..sections.count() {
+        let len = sections.len(s);
+        let mut start = 0;
+        while start < len {
+            let end = len.min(start + vpb as usize);
+            jobs.push((s, start, end));
+            start = end;
+        }
+    }
+    fixed.block_count = jobs.len() as u64;
+
+    let level = opts.level;
+    let compressed: Vec<(Vec<u8>, u64)> = jobs
+        .par_iter()
+        .map_init(
+            || {
+                (
+                    None::<zstd::bulk::Compressor<'static>>,
+                    Vec::new(),
+                    Vec::new(),
+                )
+            },
+            |(comp, raw, out), &(s, start, end)| {
+                raw.clear();
+                sections.extend_le(s, start, end, raw);
+                let sum = xxh64(raw, 0);
+                let comp = match comp {
+                    Some(c) => c,
+                    None => comp.insert(
+                        zstd::bulk::Compressor::new(level)
+                            .map_err(|e| FormatError::io(path, "create zstd compressor", e))?,
+                    ),
+                };
+                out.clear();
+                out.reserve(zstd::compress_bound(raw.len()));
+                comp.compress_to_buffer(raw.as_slice(), out)
+                    .map_err(|e| FormatError::io(path, "zstd compression", e))?;
+                Ok((out.as_slice().to_vec(), sum))
+            },
+        )
+        .collect::<Result<_, FormatError>>()?;
+
+    let layout =
+        Layout::of(&fixed).ok_or_else(|| FormatError::invalid(path, "header size overflows"))?;
+    let compressed_bytes: u64 = compressed.iter().map(|(b, _)| b.len() as u64).sum();
+    fixed.file_len = layout.data_start + compressed_bytes + 8;
+
+    let mut header = Vec::with_capacity(layout.data_start as usize);
+    header.extend_from_slice(&fixed.encode());
+    header.extend_from_slice(meta.material.as_bytes());
+    header.extend_from_slice(&meta.index_params);
+    header.extend_from_slice(&meta.encoding);
+    header.resize(layout.sections_pos as usize, 0);
+    for s in 0..sections.count() {
+        header.extend_from_slice(&(sections.len(s) as u64).to_le_bytes());
+    }
+    let mut offset = layout.data_start;
+    for (block, _) in &compressed {
+        header.extend_from_slice(&offset.to_le_bytes());
+        offset += block.len() as u64;
+    }
+    header.extend_from_slice(&offset.to_le_bytes());
+    for (_, sum) in &compressed {
+        header.extend_from_slice(&sum.to_le_bytes());
+    }
+    debug_assert_eq!(header.len() as u64, layout.header_sum_pos);
+    let header_sum = xxh64(&header, 0);
+    header.extend_from_slice(&header_sum.to_le_bytes());
+
+    let values: u64 = (0..sections.count()).map(|s| sections.len(s) as u64).sum();
+    let blocks: Vec<Vec<u8>> = compressed.into_iter().map(|(b, _)| b).collect();
+    Ok(Encoded {
+        header,
+        stats: WriteStats {
+            file_len: fixed.file_len,
+            values,
+            blocks: blocks.len() as u64,
+            raw_bytes: values * u64::from(width),
+            compressed_bytes,
+            file_checksum: 0,
+        },
+        blocks,
+    })
+}
