@@ -12,10 +12,9 @@
 //! index = d(sq0) · 64^(k-1) + sq1 · 64^(k-2) + … + sq(k-1)
 //! ```
 //!
-//! * pawnless, unique leading piece: domain = the 10 squares of the a1–d1–d4 triangle
-//!   (8-fold symmetry);
-//! * pawnless, no unique piece: domain = all 64 squares (symmetry still removes duplicates, but
-//!   the index is not smaller);
+//! * pawnless: domain = the 10 squares of the a1–d1–d4 triangle (8-fold symmetry); the
+//!   leading group is a unique piece if there is one, else the smallest group (2 or 3 identical
+//!   pieces, whose lowest square is the leading one);
 //! * with pawns: domain = files a–d, ranks 2–7, 24 squares (left–right mirror).
 //!
 //! This is a *sparse* index (DESIGN.md): moving a piece changes one digit. Within a group the
@@ -45,7 +44,6 @@ struct Group {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Domain {
     Triangle,
-    Full,
     PawnHalf,
 }
 
@@ -144,17 +142,20 @@ impl Index {
             // Pawn groups first, White's before Black's.
             groups.sort_by_key(|g| (g.piece.role != Role::Pawn, g.piece.color, g.piece.role));
             domain = Domain::PawnHalf;
-        } else if let Some(pos) = groups.iter().position(|g| g.count == 1) {
+        } else {
+            // The leading group is a unique piece if there is one, else the smallest group. The
+            // triangle domain works for groups of up to 3 identical pieces: for every set of 2
+            // or 3 squares some symmetry puts the lowest of them into the triangle (checked
+            // exhaustively), and no table of up to 7 pieces needs a larger leading group.
+            let pos = (0..groups.len()).min_by_key(|&i| groups[i].count).expect("a table has pieces");
             let g = groups.remove(pos);
+            assert!(g.count <= 3, "no index for a leading group of {} identical pieces", g.count);
             groups.insert(0, g);
             domain = Domain::Triangle;
-        } else {
-            domain = Domain::Full;
         }
         let mut domain_of = [u8::MAX; 64];
         let domain_squares: Vec<u8> = match domain {
             Domain::Triangle => TRIANGLE.to_vec(),
-            Domain::Full => (0..64).collect(),
             Domain::PawnHalf => (8..56).filter(|s| s % 8 < 4).collect(),
         };
         for (i, &s) in domain_squares.iter().enumerate() {
@@ -163,7 +164,7 @@ impl Index {
         let pieces = material.count();
         let size = domain_squares.len() as u64 * 64u64.pow(pieces as u32 - 1);
         let transforms: Vec<u8> = if material.has_pawns() { vec![0, 1] } else { (0..8).collect() };
-        let lead_transforms = (domain == Domain::Triangle).then(|| {
+        let lead_transforms = (domain == Domain::Triangle && groups[0].count == 1).then(|| {
             let mut t = [0u8; 64];
             for sq in Square::all() {
                 for &x in &transforms {
@@ -279,7 +280,6 @@ impl Index {
         match self.domain {
             Domain::Triangle => self.lead_transforms.is_some_and(|t| t[lead as usize] == 1),
             Domain::PawnHalf => self.groups[0].count == 1,
-            Domain::Full => false,
         }
     }
 
@@ -429,7 +429,6 @@ impl Index {
         let mut v = vec![
             match self.domain {
                 Domain::Triangle => 0,
-                Domain::Full => 1,
                 Domain::PawnHalf => 2,
             },
             self.groups.len() as u8,

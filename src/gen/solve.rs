@@ -1,7 +1,7 @@
 //! The solver proper: phases 1–4 of the module doc, for one table and one metric.
 
 use super::value::PENDING;
-use super::{GenError, Metric, Table, TableSource, Value, resolve};
+use super::{GenError, MAX_DISTANCE, Metric, Table, TableSource, Value, resolve};
 use crate::index::Index;
 use crate::material::Material;
 use crate::rules::attacks::piece_attacks;
@@ -9,7 +9,7 @@ use crate::rules::{Bitboard, Board, Color, MoveList, Position, Role, Square};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Slots per parallel work item (a multiple of 64).
 const CHUNK: u64 = 4096;
@@ -41,6 +41,11 @@ struct Solver<'a> {
     /// One bit per slot: a valid position without capture (what a file must store).
     quiet: [Vec<AtomicU64>; 2],
     max_level: AtomicU32,
+    /// `decided[d]`: some slot of the current group holds `W(d)` or `L(d)` (an event source
+    /// for level `d + 1`). `pending_win[d]`: some slot waits for its baseline `W(d)`.
+    /// Levels with neither are skipped without a scan.
+    decided: Vec<AtomicBool>,
+    pending_win: Vec<AtomicBool>,
 }
 
 /// Generate one table: every position of `material` (any orientation; the canonical one is
@@ -56,6 +61,7 @@ pub fn generate(
     let index = Index::new(material);
     let n = index.size() as usize;
     let mk = || (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
+    let flags = || (0..=MAX_DISTANCE as usize + 1).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
     let bits = || (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
     let solver = Solver {
         index,
@@ -66,6 +72,8 @@ pub fn generate(
         candidates: [bits(), bits()],
         quiet: [bits(), bits()],
         max_level: AtomicU32::new(0),
+        decided: flags(),
+        pending_win: flags(),
     };
     let groups = solver.groups();
     let report = |phase, group, level| {
@@ -123,7 +131,17 @@ impl Solver<'_> {
     fn store(&self, side: usize, idx: u64, v: Value) {
         self.slots[side][idx as usize].store(v.code(), Relaxed);
         if v.is_win() || v.is_loss() {
-            self.max_level.fetch_max(u32::from(v.distance()), Relaxed);
+            let d = u32::from(v.distance());
+            self.max_level.fetch_max(d, Relaxed);
+            Self::flag(&self.decided, d);
+        }
+    }
+
+    #[inline]
+    fn flag(flags: &[AtomicBool], d: u32) {
+        let f = &flags[d as usize];
+        if !f.load(Relaxed) {
+            f.store(true, Relaxed);
         }
     }
 
@@ -179,7 +197,8 @@ impl Solver<'_> {
 
     /// Phase 1: invalid slots, and positions with a capture (decided from smaller tables).
     fn init_captures(&self) -> Result<(), GenError> {
-        let chunks = split(&[0..self.index.size()]);
+        let all = 0..self.index.size();
+        let chunks = split(std::slice::from_ref(&all));
         chunks.par_iter().try_for_each(|r| {
             for idx in r.clone() {
                 for side in 0..2 {
@@ -234,27 +253,32 @@ impl Solver<'_> {
                             b => Value(PENDING | b.map_or(0, Value::code)),
                         }
                     };
-                    self.store(side, idx, v);
-                    if v.0 & PENDING != 0 {
-                        let b = Value(v.0 & !PENDING);
-                        if b.is_win() {
-                            self.max_level.fetch_max(u32::from(b.distance()), Relaxed);
-                        }
-                    }
+                    self.slots[side][idx as usize].store(v.code(), Relaxed);
                 }
             }
             Ok(())
         })?;
         // Levels of values already decided in this group (captures, stalemates, baselines).
+        for f in self.decided.iter().chain(&self.pending_win) {
+            f.store(false, Relaxed);
+        }
         let top = chunks
             .par_iter()
             .map(|r| {
                 let mut m = 0u32;
                 for idx in r.clone() {
                     for side in 0..2 {
-                        let v = Value(self.load(side, idx) & !PENDING);
+                        let code = self.load(side, idx);
+                        let v = Value(code & !PENDING);
                         if v.is_win() || v.is_loss() {
-                            m = m.max(u32::from(v.distance()));
+                            let d = u32::from(v.distance());
+                            if code & PENDING == 0 {
+                                Self::flag(&self.decided, d);
+                                m = m.max(d);
+                            } else if v.is_win() {
+                                Self::flag(&self.pending_win, d);
+                                m = m.max(d);
+                            }
                         }
                     }
                 }
@@ -276,6 +300,10 @@ impl Solver<'_> {
                     self.material,
                     super::MAX_DISTANCE
                 )));
+            }
+            if !self.decided[n as usize - 1].load(Relaxed) && !self.pending_win[n as usize].load(Relaxed) {
+                n += 1;
+                continue;
             }
             report(n);
             let lose_prev = Value::loss((n - 1) as u16).code();
@@ -329,12 +357,12 @@ impl Solver<'_> {
         let fast = ix.identity_only(sq[0]);
         let out_side = 1 - side;
         let mut board: Option<Board> = None;
-        for j in 0..k {
+        for (j, &s) in sq.iter().enumerate().take(k) {
             let (piece, unique) = ix.digit_piece(j);
             if piece.color != mover || piece.role == Role::Pawn {
                 continue;
             }
-            let from = Square::new(u32::from(sq[j]));
+            let from = Square::new(u32::from(s));
             for to in piece_attacks(piece.role, from, occ) & !occ {
                 let out = if fast && unique && j > 0 {
                     (idx as i64 + (to.index() as i64 - from.index() as i64) * ix.weight(j) as i64) as u64

@@ -55,7 +55,7 @@ impl Value {
 
     #[inline]
     pub const fn is_win(self) -> bool {
-        self.0 >= 2 && self.0 < 0x7fff && self.0 % 2 == 0
+        self.0 >= 2 && self.0 < 0x7fff && self.0.is_multiple_of(2)
     }
 
     #[inline]
