@@ -12,3 +12,4 @@ pub mod material;
 pub mod probe;
 pub mod rules;
 pub mod store;
+pub mod value;

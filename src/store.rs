@@ -17,7 +17,8 @@
 //! (little-endian `u16` each); symbols are 1 byte when there are at most 256 distinct values.
 
 use crate::format::{self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats};
-use crate::r#gen::{Metric, Table, Value};
+use crate::r#gen::Table;
+use crate::value::{Metric, Value};
 use crate::index::Index;
 use crate::material::Material;
 use std::collections::HashMap;

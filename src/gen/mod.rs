@@ -22,15 +22,14 @@
 
 mod memory;
 mod solve;
-mod value;
 
 pub use memory::MemoryTables;
 pub use solve::{Progress, generate};
-pub use value::{MAX_DISTANCE, Metric, Value};
+pub use crate::value::{MAX_DISTANCE, Metric, Value, resolve};
 
 use crate::index::Index;
 use crate::material::Material;
-use crate::rules::{MoveList, Position};
+use crate::rules::Position;
 use std::fmt;
 
 /// Why a table could not be generated.
@@ -59,30 +58,6 @@ pub trait TableSource: Sync {
     /// The stored value in `metric` of a position of another table: the side to move has no
     /// capture, and there is no en-passant square.
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError>;
-}
-
-/// The value of any position, resolving captures (en passant included) by search and looking up
-/// quiet positions with `lookup` (SPEC.md §4). A side to move without pieces has won: `W(0)`.
-pub fn resolve(
-    pos: &Position,
-    metric: Metric,
-    lookup: &mut impl FnMut(&Position) -> Result<Value, GenError>,
-) -> Result<Value, GenError> {
-    if pos.us().is_empty() {
-        return Ok(Value::win(0));
-    }
-    if !pos.has_capture() {
-        return lookup(pos);
-    }
-    let mut list = MoveList::new();
-    pos.captures(&mut list);
-    let mut best: Option<Value> = None;
-    for m in list.iter() {
-        let child = pos.after(m);
-        let v = metric.zeroing(resolve(&child, metric, lookup)?);
-        best = Some(best.map_or(v, |b| b.max(v)));
-    }
-    Ok(best.expect("a position with a capture has a capture move"))
 }
 
 /// One generated table in memory: a value code per slot and side to move.

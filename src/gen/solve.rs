@@ -1,6 +1,6 @@
 //! The solver proper: phases 1–4 of the module doc, for one table and one metric.
 
-use super::value::PENDING;
+use crate::value::PENDING;
 use super::{GenError, MAX_DISTANCE, Metric, Table, TableSource, Value, resolve};
 use crate::index::Index;
 use crate::material::Material;
@@ -256,7 +256,7 @@ impl Solver<'_> {
                     self.slots[side][idx as usize].store(v.code(), Relaxed);
                 }
             }
-            Ok(())
+            Ok::<(), GenError>(())
         })?;
         // Levels of values already decided in this group (captures, stalemates, baselines).
         for f in self.decided.iter().chain(&self.pending_win) {

@@ -6,7 +6,8 @@
 //! position is looked up in its table. A WDL probe opens only the small `.wdl` file.
 
 use crate::format::ReadOptions;
-use crate::r#gen::{GenError, Metric, TableSource, Value, resolve};
+use crate::r#gen::{GenError, TableSource};
+use crate::value::{Metric, Value, resolve};
 use crate::material::Material;
 use crate::rules::{Move, Position};
 use crate::store::{FileKind, StoreError, StoredTable, file_name};
@@ -105,10 +106,10 @@ impl Tablebase {
             for e in entries.flatten() {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
-                if let Some(stem) = name.strip_suffix(".wdl").or_else(|| name.strip_suffix(".dtz")) {
-                    if let Ok(m) = Material::parse(stem) {
-                        max_pieces = max_pieces.max(m.count() as u32);
-                    }
+                if let Some(stem) = name.strip_suffix(".wdl").or_else(|| name.strip_suffix(".dtz"))
+                    && let Ok(m) = Material::parse(stem)
+                {
+                    max_pieces = max_pieces.max(m.count() as u32);
                 }
             }
             out.push(d.to_path_buf());

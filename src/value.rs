@@ -1,4 +1,5 @@
-//! The value of a position, packed in a `u16`.
+//! The value of a position, packed in a `u16`, and the capture search that values any position
+//! from the stored values of quiet ones (shared by the generator, probe and verify).
 //!
 //! `V(P)` (SPEC.md §2 for DTZ, §3 for DTW) is one of `W(n)`, `D`, `L(n)`:
 //!
@@ -12,6 +13,7 @@
 //! During generation a slot may also hold `0x8000 | baseline`: a quiet position not decided yet,
 //! whose best zeroing move so far scores `baseline` (`0` = it has no zeroing move).
 
+use crate::rules::{MoveList, Position};
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -195,6 +197,30 @@ impl Metric {
             Metric::Dtw => child.after_move(),
         }
     }
+}
+
+/// The value of any position, resolving captures (en passant included) by search and looking up
+/// quiet positions with `lookup` (SPEC.md §4). A side to move without pieces has won: `W(0)`.
+pub fn resolve<E>(
+    pos: &Position,
+    metric: Metric,
+    lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
+    if pos.us().is_empty() {
+        return Ok(Value::win(0));
+    }
+    if !pos.has_capture() {
+        return lookup(pos);
+    }
+    let mut list = MoveList::new();
+    pos.captures(&mut list);
+    let mut best: Option<Value> = None;
+    for m in list.iter() {
+        let child = pos.after(m);
+        let v = metric.zeroing(resolve(&child, metric, lookup)?);
+        best = Some(best.map_or(v, |b| b.max(v)));
+    }
+    Ok(best.expect("a position with a capture has a capture move"))
 }
 
 #[cfg(test)]
