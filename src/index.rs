@@ -283,6 +283,28 @@ impl Index {
         }
     }
 
+    /// With a unique leading piece on `lead`: the bit mask of symmetries to try (bit `t` for
+    /// symmetry `t`; the identity is always in it). `None` when the leading group has several
+    /// pieces.
+    #[inline]
+    pub fn lead_symmetries(&self, lead: u8) -> Option<u8> {
+        match self.domain {
+            Domain::Triangle => self.lead_transforms.map(|t| t[lead as usize]),
+            Domain::PawnHalf => (self.groups[0].count == 1).then_some(1),
+        }
+    }
+
+    /// The index a board would have under symmetry `t` alone, if its leading piece lands in the
+    /// domain (not necessarily canonical).
+    #[inline]
+    pub fn encode_under(&self, board: &Board, t: u8) -> Option<u64> {
+        let mut sets = [Bitboard::EMPTY; 12];
+        for (g, group) in self.groups.iter().enumerate() {
+            sets[g] = board.by_piece(group.piece);
+        }
+        self.encode_sets(&sets, t)
+    }
+
     /// Decode a slot known to be valid (no validity check: for the generator's hot loops).
     #[inline]
     pub fn decode_valid(&self, side: usize, idx: u64) -> Position {

@@ -15,6 +15,22 @@ use std::fmt;
 /// The most pieces a material name may have (tables beyond that are not buildable here).
 pub const MAX_PIECES: usize = 7;
 
+/// A cheap hasher for maps keyed by materials (small fixed keys; SipHash showed in profiles).
+#[derive(Default)]
+pub struct MaterialHasher(u64);
+
+impl std::hash::Hasher for MaterialHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
+        }
+    }
+}
+
 /// Piece counts by colour and role (`counts[color][role]`).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Material {

@@ -1,31 +1,15 @@
 //! Tables kept in memory: the [`TableSource`] of tests and of one-shot generation runs.
 
 use super::{GenError, Metric, Table, TableSource, Value, generate, resolve};
-use crate::material::Material;
+use crate::material::{Material, MaterialHasher};
 use crate::rules::Position;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 /// A set of generated tables in memory, by canonical material and metric.
 #[derive(Default)]
 pub struct MemoryTables {
     tables: HashMap<(Material, Metric), Table, BuildHasherDefault<MaterialHasher>>,
-}
-
-/// A cheap hasher for the small fixed keys of this map (SipHash showed up in profiles).
-#[derive(Default)]
-pub struct MaterialHasher(u64);
-
-impl Hasher for MaterialHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(0x517c_c1b7_2722_0a95);
-        }
-    }
 }
 
 impl MemoryTables {

@@ -2,7 +2,7 @@
 
 use crate::value::PENDING;
 use super::{GenError, MAX_DISTANCE, Metric, Table, TableSource, Value, resolve};
-use crate::index::Index;
+use crate::index::{Index, transform_square};
 use crate::material::Material;
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Board, Color, MoveList, Position, Role, Square};
@@ -342,9 +342,12 @@ impl Solver<'_> {
 
     /// Call `f(slot side, slot index)` for every quiet non-pawn move of `mover`'s pieces from
     /// slot `(side, idx)`. With `mover` = the side to move these are the forward moves; with
-    /// `mover` = the other side they are the un-moves (non-pawn movement is symmetric). Moving a
-    /// piece that is alone in its group, when the identity is the only symmetry to try, changes
-    /// one digit of the index; other moves re-encode the board.
+    /// `mover` = the other side they are the un-moves (non-pawn movement is symmetric).
+    ///
+    /// Fast path: with a unique leading piece, the position's index under each symmetry that
+    /// keeps the leading piece in its domain (one, or two on the diagonal) is known, and moving
+    /// another unique piece changes one digit of each; the canonical index is the smallest.
+    /// Other moves re-encode the board.
     #[inline]
     fn for_each_quiet(&self, side: usize, idx: u64, mover: Color, mut f: impl FnMut(usize, u64)) {
         let ix = &self.index;
@@ -354,9 +357,27 @@ impl Solver<'_> {
         for &s in &sq[..k] {
             occ = occ.with(Square::new(u32::from(s)));
         }
-        let fast = ix.identity_only(sq[0]);
-        let out_side = 1 - side;
         let mut board: Option<Board> = None;
+        let get_board = |board: &mut Option<Board>| *board.get_or_insert_with(|| *ix.decode_valid(side, idx).board());
+        // (symmetry, index under it); the identity's index is `idx` itself.
+        let mut bases = [(0u8, idx); 2];
+        let mut nb = 0;
+        if let Some(mask) = ix.lead_symmetries(sq[0]) {
+            nb = 1;
+            let mut rest = mask & !1;
+            while rest != 0 && nb < 2 {
+                let t = rest.trailing_zeros() as u8;
+                rest &= rest - 1;
+                if let Some(e) = ix.encode_under(&get_board(&mut board), t) {
+                    bases[nb] = (t, e);
+                    nb += 1;
+                }
+            }
+            if rest != 0 {
+                nb = 0;
+            }
+        }
+        let out_side = 1 - side;
         for (j, &s) in sq.iter().enumerate().take(k) {
             let (piece, unique) = ix.digit_piece(j);
             if piece.color != mover || piece.role == Role::Pawn {
@@ -364,15 +385,21 @@ impl Solver<'_> {
             }
             let from = Square::new(u32::from(s));
             for to in piece_attacks(piece.role, from, occ) & !occ {
-                let out = if fast && unique && j > 0 {
-                    (idx as i64 + (to.index() as i64 - from.index() as i64) * ix.weight(j) as i64) as u64
-                } else if fast && j == 0 && ix.identity_only(to.index() as u8) {
+                let out = if nb > 0 && unique && j > 0 {
+                    let w = ix.weight(j) as i64;
+                    let mut best = u64::MAX;
+                    for &(t, e) in &bases[..nb] {
+                        let (a, b) = (transform_square(t, from).index() as i64, transform_square(t, to).index() as i64);
+                        best = best.min((e as i64 + (b - a) * w) as u64);
+                    }
+                    best
+                } else if nb > 0 && j == 0 && ix.lead_symmetries(to.index() as u8) == Some(1) {
                     // The leading piece moves inside its domain, off the symmetry axes.
                     let lead = ix.weight(0) as i64;
                     let (a, b) = (ix.domain_number(from) as i64, ix.domain_number(to) as i64);
                     (idx as i64 + (b - a) * lead) as u64
                 } else {
-                    let mut b = *board.get_or_insert_with(|| *ix.decode_valid(side, idx).board());
+                    let mut b = get_board(&mut board);
                     b.clear(from);
                     b.put(to, piece);
                     ix.encode_board(&b)

@@ -5,6 +5,10 @@
 //! (en passant included) the value is the best over the captures, recursively; otherwise the
 //! position is looked up in its table. A WDL probe opens only the small `.wdl` file.
 
+mod decoded;
+
+pub use decoded::DecodedTables;
+
 use crate::format::ReadOptions;
 use crate::r#gen::{GenError, TableSource};
 use crate::value::{Metric, Value, resolve};
