@@ -5,11 +5,14 @@
 //! [`gen`] (the retrograde solver). The binary `antitb` is a thin command line over these.
 
 pub mod build;
+pub mod checksums;
 pub mod format;
 pub mod r#gen;
 pub mod index;
 pub mod material;
+pub mod plan;
 pub mod probe;
 pub mod rules;
+pub mod stats;
 pub mod store;
 pub mod value;

@@ -1,11 +1,20 @@
-//! `antitb generate`: build tables into a directory.
+//! `antitb generate`: build tables into a directory, with a progress display a person can
+//! follow (a bar on a terminal, one line per table otherwise), a one-screen summary, and a
+//! comparison with the published checksums at the end.
 
-use antitb::build::{BuildEvent, BuildOptions, build};
+use antitb::build::{
+    BuildEvent, BuildOptions, BuildReport, build, free_disk, human_bytes, physical_memory,
+};
+use antitb::checksums;
 use antitb::format::WriteOptions;
 use antitb::material::Material;
-use std::path::PathBuf;
+use antitb::store::file_name;
+use antitb::value::Metric;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 pub struct GenerateArgs {
     pub materials: Vec<String>,
@@ -14,64 +23,416 @@ pub struct GenerateArgs {
     pub extra: Vec<PathBuf>,
     pub dtw: bool,
     pub quiet: bool,
+    /// A size such as `8G` ([`parse_bytes`]); `None`: the machine's physical memory.
+    pub memory_limit: Option<String>,
+    pub no_disk_check: bool,
+    /// Checksum list to compare with at the end (default: `TABLES/CHECKSUMS` if it exists).
+    pub checksums: Option<PathBuf>,
+    pub no_checksums: bool,
 }
 
 /// The most pieces `generate` accepts (5-piece tables need up to a few GB of memory).
 pub const MAX_GENERATE_PIECES: usize = 5;
 
-pub fn run(args: GenerateArgs) -> Result<(), String> {
+/// Parse `8G`, `512M`, `1.5GiB`, `100000` (suffixes K, M, G, T are powers of 1024).
+pub fn parse_bytes(s: &str) -> Result<u64, String> {
+    let t = s.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let mult: u64 = match unit
+        .trim()
+        .to_ascii_uppercase()
+        .trim_end_matches("IB")
+        .trim_end_matches('B')
+    {
+        "" => 1,
+        "K" => 1 << 10,
+        "M" => 1 << 20,
+        "G" => 1 << 30,
+        "T" => 1 << 40,
+        _ => {
+            return Err(format!(
+                "bad size '{s}': use a number with an optional K, M, G or T suffix"
+            ));
+        }
+    };
+    let v: f64 = num.parse().map_err(|_| {
+        format!("bad size '{s}': use a number with an optional K, M, G or T suffix")
+    })?;
+    Ok((v * mult as f64) as u64)
+}
+
+fn targets(args: &GenerateArgs) -> Result<Vec<Material>, String> {
     let mut targets = Vec::new();
     for name in &args.materials {
         let m = Material::parse(name).map_err(|e| e.to_string())?;
         if m.count() > MAX_GENERATE_PIECES {
-            return Err(format!("material {name} has {} pieces; generate supports at most {MAX_GENERATE_PIECES}", m.count()));
+            return Err(format!(
+                "material {name} has {} pieces; generate supports at most {MAX_GENERATE_PIECES}",
+                m.count()
+            ));
         }
         targets.push(m.canonical());
     }
     if let Some(n) = args.max_pieces {
         if !(2..=MAX_GENERATE_PIECES).contains(&n) {
-            return Err(format!("--max-pieces must be between 2 and {MAX_GENERATE_PIECES}"));
+            return Err(format!(
+                "--max-pieces must be between 2 and {MAX_GENERATE_PIECES}, not {n}"
+            ));
         }
         targets.extend((2..=n).flat_map(Material::all_with_pieces));
     }
     if targets.is_empty() {
         targets.extend((2..=4).flat_map(Material::all_with_pieces));
     }
-    let opts = BuildOptions { dir: args.tables.clone(), extra_dirs: args.extra, dtw: args.dtw, write: WriteOptions::default() };
+    Ok(targets)
+}
+
+fn duration(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{:.1} s", d.as_secs_f64()),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, s / 60 % 60),
+    }
+}
+
+fn rate(per_sec: f64) -> String {
+    if per_sec >= 1e6 {
+        format!("{:.1} M pos/s", per_sec / 1e6)
+    } else {
+        format!("{:.0} k pos/s", per_sec / 1e3)
+    }
+}
+
+/// What the display knows about the run.
+#[derive(Default)]
+struct State {
+    /// Work (slot visits) of each table of the plan, and of all of them.
+    work: Vec<u64>,
+    total_work: u64,
+    /// Work of the tables finished.
+    done_work: u64,
+    tables: usize,
+    current: Option<(usize, Material)>,
+    phase: String,
+    fraction: f64,
+    start: Option<Instant>,
+}
+
+impl State {
+    fn done_now(&self) -> u64 {
+        let cur = self.current.map_or(0, |(i, _)| {
+            (self.work[i] as f64 * self.fraction.clamp(0.0, 1.0)) as u64
+        });
+        self.done_work + cur
+    }
+
+    /// Positions per second and the time left, from the work done so far.
+    fn speed_eta(&self) -> Option<(f64, Duration)> {
+        let secs = self.start?.elapsed().as_secs_f64();
+        let done = self.done_now();
+        if done == 0 || secs < 0.5 {
+            return None;
+        }
+        let per_sec = done as f64 / secs;
+        Some((
+            per_sec,
+            Duration::from_secs_f64(self.total_work.saturating_sub(done) as f64 / per_sec),
+        ))
+    }
+
+    /// First line: tables done, speed, time left.
+    fn overall(&self) -> String {
+        let done = self.current.map_or(self.tables, |(i, _)| i);
+        let mut s = format!("{done}/{} tables", self.tables);
+        if let Some((per_sec, eta)) = self.speed_eta() {
+            s.push_str(&format!(" · {} · ETA {}", rate(per_sec), duration(eta)));
+        }
+        s
+    }
+
+    /// Second line: the current table and its phase.
+    fn current(&self) -> String {
+        match self.current {
+            Some((_, m)) => format!("{m} ({} pieces): {}", m.count(), self.phase),
+            None => String::new(),
+        }
+    }
+}
+
+fn metric_name(m: Metric) -> &'static str {
+    match m {
+        Metric::Dtz => "DTZ",
+        Metric::Dtw => "DTW",
+    }
+}
+
+pub fn run(args: GenerateArgs) -> Result<(), String> {
+    let targets = targets(&args)?;
+    let memory_limit = match &args.memory_limit {
+        Some(s) => Some(parse_bytes(s).map_err(|e| format!("--memory-limit: {e}"))?),
+        None => physical_memory(),
+    };
+    let opts = BuildOptions {
+        dir: args.tables.clone(),
+        extra_dirs: args.extra.clone(),
+        dtw: args.dtw,
+        write: WriteOptions::default(),
+        memory_limit,
+        check_disk: !args.no_disk_check,
+    };
     let quiet = args.quiet;
-    let total = Mutex::new(0usize);
-    let start = Instant::now();
+    let tty = std::io::stderr().is_terminal();
+    let bar = if quiet || !tty {
+        ProgressBar::hidden()
+    } else {
+        let b = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr_with_hz(5));
+        b.set_style(
+            ProgressStyle::with_template(
+                "{spinner} {elapsed_precise} [{bar:24}] {percent:>3}% {prefix}\n  {wide_msg}",
+            )
+            .expect("progress template")
+            .progress_chars("=> "),
+        );
+        b.enable_steady_tick(Duration::from_millis(200));
+        b
+    };
+    let state = Mutex::new(State {
+        start: Some(Instant::now()),
+        ..State::default()
+    });
+    let lines = !quiet && !tty;
     let report = build(&targets, &opts, &|ev| {
         if quiet {
             return;
         }
+        let mut st = state.lock().expect("progress state");
         match ev {
             BuildEvent::Plan { to_build, present } => {
-                *total.lock().expect("lock") = to_build.len();
-                eprintln!("{} tables to build, {} already present in {}", to_build.len(), present.len(), opts.dir.display());
-            }
-            BuildEvent::Done { i, material, time, bytes } => {
-                let n = *total.lock().expect("lock");
-                eprintln!(
-                    "[{}/{n}] {material}: {:.2} s, {} bytes (elapsed {:.0} s)",
-                    i + 1,
-                    time.as_secs_f64(),
-                    bytes,
-                    start.elapsed().as_secs_f64()
+                st.work = to_build.iter().map(|e| e.work).collect();
+                st.total_work = st.work.iter().sum();
+                st.tables = to_build.len();
+                st.start = Some(Instant::now());
+                bar.set_length(st.total_work.max(1));
+                let peak = to_build.iter().map(|e| e.memory).max().unwrap_or(0);
+                let msg = format!(
+                    "{} tables to build, {} already present in {} (largest estimated peak memory {})",
+                    to_build.len(),
+                    present.len(),
+                    opts.dir.display(),
+                    human_bytes(peak)
                 );
+                if lines {
+                    eprintln!("{msg}")
+                } else {
+                    bar.println(msg)
+                }
             }
-            _ => {}
+            BuildEvent::Start { i, material } => {
+                st.current = Some((*i, *material));
+                st.phase = "starting".into();
+                st.fraction = 0.0;
+            }
+            BuildEvent::Solver(p) => {
+                st.phase = match p.phase {
+                    "levels" if p.groups > 1 => {
+                        format!(
+                            "{} levels, pawn group {}/{}, ply {}",
+                            metric_name(p.metric),
+                            p.group + 1,
+                            p.groups,
+                            p.level
+                        )
+                    }
+                    "levels" => format!("{} levels, ply {}", metric_name(p.metric), p.level),
+                    "init" if p.groups > 1 => format!(
+                        "{} init, pawn group {}/{}",
+                        metric_name(p.metric),
+                        p.group + 1,
+                        p.groups
+                    ),
+                    ph => format!("{} {ph}", metric_name(p.metric)),
+                };
+                // Captures take about a third of a table; the groups share the rest.
+                let within = if p.phase == "captures" {
+                    0.0
+                } else {
+                    0.3 + 0.6 * p.group as f64 / p.groups.max(1) as f64
+                };
+                let metrics = if args.dtw { 2.0 } else { 1.0 };
+                let k = if args.dtw && p.metric == Metric::Dtw {
+                    1.0
+                } else {
+                    0.0
+                };
+                st.fraction = (k + within) / metrics;
+            }
+            BuildEvent::Writing { metric, .. } => {
+                st.phase = format!("{} compressing and writing", metric_name(*metric));
+            }
+            BuildEvent::Done {
+                i,
+                material,
+                time,
+                bytes,
+            } => {
+                st.done_work += st.work[*i];
+                st.current = None;
+                st.fraction = 0.0;
+                if lines {
+                    let eta = st
+                        .speed_eta()
+                        .map(|(r, e)| format!(", {}, ETA {}", rate(r), duration(e)))
+                        .unwrap_or_default();
+                    eprintln!(
+                        "[{}/{}] {material}: {}, {}{eta}",
+                        i + 1,
+                        st.tables,
+                        duration(*time),
+                        human_bytes(*bytes)
+                    );
+                }
+            }
         }
-    })
-    .map_err(|e| e.to_string())?;
+        bar.set_position(st.done_now());
+        bar.set_prefix(st.overall());
+        bar.set_message(st.current());
+    });
+    bar.finish_and_clear();
+    let report = report.map_err(|e| e.to_string())?;
+    let check = compare_checksums(&args, &targets)?;
     if !quiet {
-        println!(
-            "built {} tables, {} already present, {} bytes written, {:.1} s",
-            report.built.len(),
-            report.skipped.len(),
-            report.bytes_written,
-            report.time.as_secs_f64()
-        );
+        print_summary(&args, &opts, &report, &targets, check.as_ref());
     }
     Ok(())
+}
+
+/// Compare the files of the requested tables with the checksum list, if there is one.
+fn compare_checksums(
+    args: &GenerateArgs,
+    targets: &[Material],
+) -> Result<Option<(PathBuf, checksums::Comparison)>, String> {
+    if args.no_checksums {
+        return Ok(None);
+    }
+    let list_path = match &args.checksums {
+        Some(p) => p.clone(),
+        None => {
+            let p = args.tables.join("CHECKSUMS");
+            if !p.is_file() {
+                return Ok(None);
+            }
+            p
+        }
+    };
+    let list = checksums::parse_list(&list_path).map_err(|e| e.to_string())?;
+    let kinds = antitb::build::kinds(&BuildOptions {
+        dtw: args.dtw,
+        ..BuildOptions::new(&args.tables)
+    });
+    let names: Vec<String> = Material::closure(targets)
+        .into_iter()
+        .flat_map(|m| kinds.iter().map(move |&k| file_name(m, k)))
+        .filter(|n| args.tables.join(n).is_file())
+        .collect();
+    let c = checksums::compare(&args.tables, Some(&names), &list).map_err(|e| e.to_string())?;
+    if !c.ok() {
+        return Err(format!(
+            "{} of {} files differ from {}: {}{} (a corrupt file, or a generator whose output changed: \
+             rebuild the file after deleting it, or regenerate the list with scripts/checksums.sh)",
+            c.mismatched.len(),
+            c.matched.len() + c.mismatched.len(),
+            list_path.display(),
+            c.mismatched
+                .iter()
+                .take(5)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", "),
+            if c.mismatched.len() > 5 { ", …" } else { "" }
+        ));
+    }
+    Ok(Some((list_path, c)))
+}
+
+fn print_summary(
+    args: &GenerateArgs,
+    opts: &BuildOptions,
+    report: &BuildReport,
+    targets: &[Material],
+    check: Option<&(PathBuf, checksums::Comparison)>,
+) {
+    let all = Material::closure(targets);
+    let mut by_pieces = std::collections::BTreeMap::<usize, usize>::new();
+    for m in &all {
+        *by_pieces.entry(m.count()).or_default() += 1;
+    }
+    let counts: Vec<String> = by_pieces
+        .iter()
+        .map(|(p, n)| format!("{n} with {p} pieces"))
+        .collect();
+    println!("antitb generate: done in {}", duration(report.time));
+    println!(
+        "  tables     {} ({}): {} built, {} already present",
+        all.len(),
+        counts.join(", "),
+        report.built.len(),
+        report.skipped.len()
+    );
+    println!(
+        "  written    {} for {} tables",
+        human_bytes(report.bytes_written),
+        report.built.len()
+    );
+    if let Some((m, mem)) = report.peak_estimate {
+        println!(
+            "  memory     largest estimated peak {} ({m})",
+            human_bytes(mem)
+        );
+    }
+    let kinds = antitb::build::kinds(opts);
+    let total: u64 = all
+        .iter()
+        .flat_map(|&m| kinds.iter().map(move |&k| file_name(m, k)))
+        .filter_map(|n| std::fs::metadata(opts.dir.join(n)).ok())
+        .map(|md| md.len())
+        .sum();
+    let free = free_disk(&opts.dir)
+        .map(human_bytes)
+        .unwrap_or_else(|_| "unknown".into());
+    println!(
+        "  directory  {}: {} of tables, {free} free",
+        display(&opts.dir),
+        human_bytes(total)
+    );
+    if report.stale_removed > 0 {
+        println!(
+            "  cleaned    {} temporary files left by an interrupted run",
+            report.stale_removed
+        );
+    }
+    match check {
+        Some((path, c)) => println!(
+            "  checksums  {} files match {}{}",
+            c.matched.len(),
+            display(path),
+            if c.unlisted.is_empty() {
+                String::new()
+            } else {
+                format!(" ({} not listed there)", c.unlisted.len())
+            }
+        ),
+        None if args.no_checksums => {}
+        None => println!(
+            "  checksums  no list to compare with ({} not found)",
+            display(&args.tables.join("CHECKSUMS"))
+        ),
+    }
+}
+
+fn display(p: &Path) -> String {
+    p.display().to_string()
 }

@@ -1,7 +1,10 @@
 //! Subcommands. Each returns `Result<(), String>`; `run` prints the error on one line and exits 2.
 
+mod checksums;
 mod generate;
+mod plan;
 mod probe;
+mod stats;
 
 use antitb::probe::RankBy;
 use antitb::rules::{Position, perft};
@@ -23,6 +26,12 @@ struct Cli {
 enum By {
     Dtz,
     Dtw,
+}
+
+#[derive(Copy, Clone, ValueEnum)]
+enum PlanFormat {
+    Make,
+    Json,
 }
 
 #[derive(Subcommand)]
@@ -49,6 +58,61 @@ enum Command {
         /// Print nothing but errors
         #[arg(long, short)]
         quiet: bool,
+        /// Refuse tables whose estimated peak memory exceeds this (e.g. 8G; default: physical memory)
+        #[arg(long)]
+        memory_limit: Option<String>,
+        /// Skip the free-disk check (its estimate of the files is an upper bound)
+        #[arg(long)]
+        no_disk_check: bool,
+        /// Checksum list to compare the files with at the end (default: TABLES/CHECKSUMS if it exists)
+        #[arg(long)]
+        checksums: Option<PathBuf>,
+        /// Do not compare with a checksum list
+        #[arg(long, conflicts_with = "checksums")]
+        no_checksums: bool,
+    },
+    /// Statistics of a stored table: WDL counts, DTZ/DTW histograms, longest wins (never generates).
+    Stats {
+        /// Material such as KQvR
+        material: String,
+        /// Table directory
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// More directories with the smaller tables (for --resolve-captures)
+        #[arg(long = "with-tables")]
+        with_tables: Vec<PathBuf>,
+        /// Print one JSON object
+        #[arg(long)]
+        json: bool,
+        /// Also value the (unstored) capture positions by a capture search into smaller tables
+        #[arg(long)]
+        resolve_captures: bool,
+    },
+    /// The dependency graph of a build with memory/disk/time estimates, as a Makefile or JSON.
+    Plan {
+        /// Materials such as KQvR (default: all tables up to --max-pieces, or up to 4 pieces)
+        materials: Vec<String>,
+        /// Every table with at most this many pieces
+        #[arg(long)]
+        max_pieces: Option<usize>,
+        /// Plan DTW files too
+        #[arg(long)]
+        dtw: bool,
+        /// Output format
+        #[arg(long, value_enum, default_value = "json")]
+        format: PlanFormat,
+    },
+    /// SHA-256 of every table file (sha256sum format), or a comparison with a published list.
+    Checksums {
+        /// Table directory
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Compare with this list (e.g. tables/CHECKSUMS) instead of printing
+        #[arg(long)]
+        against: Option<PathBuf>,
+        /// With --against: fail when a listed file is missing too
+        #[arg(long, requires = "against")]
+        all: bool,
     },
     /// Probe positions: who wins, WDL, DTZ, DTW, and every legal move ranked.
     Probe {
@@ -92,11 +156,65 @@ pub fn run() -> i32 {
     };
     let result = match cli.command {
         Command::Perft { fen, depth, divide } => cmd_perft(&fen, depth, divide),
-        Command::Generate { materials, max_pieces, tables, with_tables, threads, dtw, quiet } => {
-            with_threads(threads, || {
-                generate::run(generate::GenerateArgs { materials, max_pieces, tables, extra: with_tables, dtw, quiet })
+        Command::Generate {
+            materials,
+            max_pieces,
+            tables,
+            with_tables,
+            threads,
+            dtw,
+            quiet,
+            memory_limit,
+            no_disk_check,
+            checksums,
+            no_checksums,
+        } => with_threads(threads, || {
+            generate::run(generate::GenerateArgs {
+                materials,
+                max_pieces,
+                tables,
+                extra: with_tables,
+                dtw,
+                quiet,
+                memory_limit,
+                no_disk_check,
+                checksums,
+                no_checksums,
             })
-        }
+        }),
+        Command::Stats {
+            material,
+            tables,
+            with_tables,
+            json,
+            resolve_captures,
+        } => stats::run(stats::StatsArgs {
+            material,
+            tables,
+            extra: with_tables,
+            json,
+            resolve_captures,
+        }),
+        Command::Plan {
+            materials,
+            max_pieces,
+            dtw,
+            format,
+        } => plan::run(plan::PlanArgs {
+            materials,
+            max_pieces,
+            dtw,
+            make: matches!(format, PlanFormat::Make),
+        }),
+        Command::Checksums {
+            tables,
+            against,
+            all,
+        } => checksums::run(checksums::ChecksumsArgs {
+            tables,
+            against,
+            all,
+        }),
         Command::Probe { fens, tables, json, line, by } => {
             let by = match by {
                 By::Dtz => RankBy::Dtz,

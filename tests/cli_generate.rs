@@ -1,0 +1,510 @@
+//! `antitb generate` as a user runs it: the built binary into temporary directories. A default-
+//! style run (up to 3 pieces to stay short), resuming after a deleted table and after SIGKILL,
+//! identical bytes for every thread count, the checksum comparison, and every bad input with its
+//! one-line message and exit code.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+fn antitb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_antitb"))
+        .args(args)
+        .output()
+        .expect("run antitb")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A directory under the system temp dir, removed when dropped.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("antitb-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+
+    fn str(&self) -> &str {
+        self.0.to_str().expect("utf-8 temp path")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Every file of a directory with its bytes.
+fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    std::fs::read_dir(dir)
+        .expect("read dir")
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().into_string().expect("utf-8 name"),
+                std::fs::read(e.path()).expect("read file"),
+            )
+        })
+        .collect()
+}
+
+/// Tables up to 3 pieces: 21 + 126.
+const TABLES_3: usize = 147;
+
+/// The 3-piece set built once, uninterrupted, on one thread: the reference for the others.
+fn reference() -> &'static BTreeMap<String, Vec<u8>> {
+    static REF: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
+    REF.get_or_init(|| {
+        let dir = TempDir::new("reference");
+        let out = antitb(&[
+            "generate",
+            "--max-pieces",
+            "3",
+            "--tables",
+            dir.str(),
+            "--threads",
+            "1",
+            "--quiet",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "--quiet printed something"
+        );
+        let files = contents(dir.path());
+        assert_eq!(
+            files.len(),
+            2 * TABLES_3,
+            "a .wdl and a .dtz file per table"
+        );
+        files
+    })
+}
+
+fn assert_same_as_reference(dir: &Path) {
+    let got = contents(dir);
+    let want = reference();
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "file names"
+    );
+    for (name, bytes) in want {
+        assert!(
+            got[name] == *bytes,
+            "{name} differs from the uninterrupted one-thread build"
+        );
+    }
+}
+
+#[test]
+fn default_style_run_then_resume_after_deleting_a_table() {
+    let dir = TempDir::new("resume");
+    let out = antitb(&["generate", "--max-pieces", "3", "--tables", dir.str()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("147 built, 0 already present"),
+        "summary: {stdout}"
+    );
+    assert!(
+        stdout.lines().count() <= 12,
+        "the summary fits on a screen: {stdout}"
+    );
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("147 tables to build") && stderr.contains("[147/147]"),
+        "progress lines: {stderr}"
+    );
+    assert_same_as_reference(dir.path());
+
+    // Delete one table: only it is rebuilt, the other files are not touched.
+    let victim = dir.path().join("KQvR.dtz");
+    let mtimes = |d: &Path| -> BTreeMap<String, std::time::SystemTime> {
+        std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| {
+                (
+                    e.file_name().into_string().unwrap(),
+                    e.metadata().unwrap().modified().unwrap(),
+                )
+            })
+            .collect()
+    };
+    std::fs::remove_file(&victim).unwrap();
+    let before = mtimes(dir.path());
+    let out = antitb(&["generate", "--max-pieces", "3", "--tables", dir.str()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("1 built, 146 already present"),
+        "summary: {stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("[1/1] KQvR"),
+        "{}",
+        text(&out.stderr)
+    );
+    let after = mtimes(dir.path());
+    for (name, t) in &before {
+        if name != "KQvR.wdl" {
+            assert_eq!(after[name], *t, "{name} was rewritten");
+        }
+    }
+    assert_same_as_reference(dir.path());
+
+    // A corrupt file is not "present": it is rebuilt.
+    let wdl = dir.path().join("KRvB.wdl");
+    let mut bytes = std::fs::read(&wdl).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x40;
+    std::fs::write(&wdl, bytes).unwrap();
+    let out = antitb(&["generate", "KRvB", "--tables", dir.str()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("1 built"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_same_as_reference(dir.path());
+}
+
+#[test]
+fn killed_generation_resumes_to_identical_files() {
+    let dir = TempDir::new("killed");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_antitb"))
+        .args(["generate", "--max-pieces", "3", "--tables", dir.str()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn antitb");
+    // Wait until some tables are done, then SIGKILL in the middle of the build.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = BufReader::new(stderr).lines();
+    let mut done = 0;
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if line.starts_with('[') {
+            done += 1;
+            if done == 40 {
+                break;
+            }
+        }
+    }
+    assert_eq!(
+        done, 40,
+        "the build printed fewer table lines than expected"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    child.kill().expect("SIGKILL");
+    let status = child.wait().unwrap();
+    assert!(!status.success(), "the build finished before it was killed");
+    let partial = contents(dir.path());
+    assert!(
+        partial.len() < 2 * TABLES_3,
+        "killed after the build was complete"
+    );
+
+    let out = antitb(&["generate", "--max-pieces", "3", "--tables", dir.str()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        !stdout.contains(" 0 built"),
+        "the rerun built nothing: {stdout}"
+    );
+    // No temporary file is left (a killed writer's one is cleaned up), and the bytes are those of
+    // an uninterrupted run.
+    assert!(
+        contents(dir.path()).keys().all(|n| !n.contains(".tmp.")),
+        "temporary files left"
+    );
+    assert_same_as_reference(dir.path());
+}
+
+#[test]
+fn output_is_the_same_for_one_and_two_threads() {
+    let dir = TempDir::new("threads2");
+    let out = antitb(&[
+        "generate",
+        "--max-pieces",
+        "3",
+        "--tables",
+        dir.str(),
+        "--threads",
+        "2",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_as_reference(dir.path());
+}
+
+#[test]
+fn checksums_are_compared_at_the_end() {
+    let dir = TempDir::new("checksums");
+    let out = antitb(&["generate", "KRvK", "--tables", dir.str(), "--quiet"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let list = antitb(&["checksums", "--tables", dir.str()]);
+    assert!(list.status.success());
+    let list = text(&list.stdout);
+    assert_eq!(list.lines().count(), 6, "{list}");
+    // The list agrees with sha256sum where it exists.
+    if let Ok(o) = Command::new("sha256sum")
+        .arg("KRvK.dtz")
+        .current_dir(dir.path())
+        .output()
+    {
+        let line = text(&o.stdout);
+        assert!(
+            list.contains(line.trim()),
+            "sha256sum says {line}, antitb says {list}"
+        );
+    }
+    std::fs::write(dir.path().join("CHECKSUMS"), &list).unwrap();
+    let out = antitb(&["generate", "KRvK", "--tables", dir.str()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("checksums  6 files match"),
+        "{}",
+        text(&out.stdout)
+    );
+
+    let ok = antitb(&[
+        "checksums",
+        "--tables",
+        dir.str(),
+        "--against",
+        dir.path().join("CHECKSUMS").to_str().unwrap(),
+    ]);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    assert!(
+        text(&ok.stdout).contains("6 files match"),
+        "{}",
+        text(&ok.stdout)
+    );
+
+    // One wrong line: generate and checksums --against both fail, naming the file.
+    let wrong = list.replacen(&list[..64], &"0".repeat(64), 1);
+    let first = list
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .to_string();
+    std::fs::write(dir.path().join("CHECKSUMS"), wrong).unwrap();
+    let out = antitb(&["generate", "KRvK", "--tables", dir.str()]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("1 of 6 files differ") && err.contains(&first),
+        "{err}"
+    );
+    let out = antitb(&[
+        "checksums",
+        "--tables",
+        dir.str(),
+        "--against",
+        dir.path().join("CHECKSUMS").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).contains(&format!("DIFFERS  {first}")),
+        "{}",
+        text(&out.stdout)
+    );
+    // --no-checksums skips the comparison.
+    let out = antitb(&["generate", "KRvK", "--tables", dir.str(), "--no-checksums"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// Run a failing command: exit code 2, one line on stderr containing `want`, nothing written.
+fn assert_refused(args: &[&str], want: &str) {
+    let out = antitb(args);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(want), "{args:?}: expected '{want}' in: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: the error is one line: {err}"
+    );
+    assert!(err.starts_with("antitb: error: "), "{err}");
+}
+
+#[test]
+fn bad_input_gets_a_one_line_error() {
+    let dir = TempDir::new("bad");
+    let d = dir.str();
+    assert_refused(
+        &["generate", "KXvK", "--tables", d],
+        "unknown piece letter 'X'",
+    );
+    assert_refused(
+        &["generate", "vK", "--tables", d],
+        "has a side without pieces",
+    );
+    assert_refused(&["generate", "KQ", "--tables", d], "needs exactly one 'v'");
+    assert_refused(
+        &["generate", "KQRvKQR", "--tables", d],
+        "generate supports at most 5",
+    );
+    assert_refused(
+        &["generate", "KQRBNvKQR", "--tables", d],
+        "at most 7 are supported",
+    );
+    assert_refused(
+        &["generate", "--max-pieces", "9", "--tables", d],
+        "--max-pieces must be between 2 and 5",
+    );
+    assert_refused(
+        &["generate", "KRvK", "--tables", d, "--memory-limit", "lots"],
+        "bad size 'lots'",
+    );
+    assert_refused(
+        &["generate", "KRvK", "--tables", d, "--threads", "0"],
+        "--threads must be at least 1",
+    );
+    // Memory over the limit: the number is in the message, and nothing is built.
+    assert_refused(
+        &["generate", "KRvK", "--tables", d, "--memory-limit", "1M"],
+        "(1048576 bytes)",
+    );
+    assert_refused(
+        &["generate", "KRvK", "--tables", d, "--memory-limit", "1M"],
+        "of memory, over the limit",
+    );
+    assert!(
+        contents(dir.path()).is_empty(),
+        "a refused build wrote files"
+    );
+    // A directory that cannot be created: a path under a regular file.
+    let file = dir.path().join("plain-file");
+    std::fs::write(&file, b"x").unwrap();
+    let under = file.join("tables");
+    assert_refused(
+        &["generate", "KRvK", "--tables", under.to_str().unwrap()],
+        "table directory",
+    );
+    // stats must not generate: a missing table is an error.
+    assert_refused(&["stats", "KRvK", "--tables", d], "missing table file");
+    assert_eq!(contents(dir.path()).len(), 1, "stats wrote files");
+}
+
+/// A small tmpfs, unmounted when dropped. `None` where mounting is not allowed.
+struct SmallFs(PathBuf);
+
+impl SmallFs {
+    fn mount(name: &str, size: &str) -> Option<SmallFs> {
+        let p = std::env::temp_dir().join(format!("antitb-test-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&p).ok()?;
+        let ok = Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size}"),
+                "tmpfs",
+                p.to_str()?,
+            ])
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            Some(SmallFs(p))
+        } else {
+            let _ = std::fs::remove_dir(&p);
+            None
+        }
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+        let _ = std::fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn full_disk_is_refused_or_fails_cleanly() {
+    let Some(fs) = SmallFs::mount("fulldisk", "48k") else {
+        eprintln!(
+            "SKIPPED full_disk_is_refused_or_fails_cleanly: cannot mount a tmpfs here (needs root)"
+        );
+        return;
+    };
+    let d = fs.0.to_str().unwrap();
+    // The estimate of the files exceeds the free space: refused before any work, with numbers.
+    assert_refused(
+        &["generate", "--max-pieces", "3", "--tables", d],
+        "of disk, but only",
+    );
+    assert!(contents(&fs.0).is_empty(), "a refused build wrote files");
+    // Without the check the disk really fills: the error names it, and no half-written file
+    // (temporary or final) is left; every file that is there is complete.
+    let out = antitb(&[
+        "generate",
+        "--max-pieces",
+        "3",
+        "--tables",
+        d,
+        "--no-disk-check",
+    ]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert_eq!(
+        err.trim_end()
+            .lines()
+            .filter(|l| l.starts_with("antitb: error"))
+            .count(),
+        1,
+        "{err}"
+    );
+    let files = contents(&fs.0);
+    assert!(
+        !files.is_empty(),
+        "nothing fitted: make the file system larger"
+    );
+    for (name, bytes) in &files {
+        assert!(!name.contains(".tmp."), "temporary file {name} left behind");
+        assert!(reference()[name] == *bytes, "{name} is not complete");
+    }
+}
+
+#[test]
+fn published_checksums_hold_for_the_three_piece_set() {
+    // tables/CHECKSUMS lists every file up to 4 pieces (scripts/checksums.sh); the ≤3-piece files
+    // of a fresh build must match it: a change of generator output shows up here.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables/CHECKSUMS");
+    let list = antitb::checksums::parse_list(&path).expect("tables/CHECKSUMS is readable");
+    assert!(
+        list.len() >= 2 * (TABLES_3 + 567),
+        "tables/CHECKSUMS lists the ≤4-piece set: {}",
+        list.len()
+    );
+    for (name, bytes) in reference() {
+        let want = list
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} is not in tables/CHECKSUMS"));
+        assert_eq!(
+            &antitb::checksums::sha256_hex(bytes),
+            want,
+            "{name} differs from tables/CHECKSUMS: rerun scripts/checksums.sh if the change of output is intended"
+        );
+    }
+}
