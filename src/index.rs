@@ -137,11 +137,10 @@ impl Index {
                 }
             }
         }
-        let domain;
-        if material.has_pawns() {
+        let domain = if material.has_pawns() {
             // Pawn groups first, White's before Black's.
             groups.sort_by_key(|g| (g.piece.role != Role::Pawn, g.piece.color, g.piece.role));
-            domain = Domain::PawnHalf;
+            Domain::PawnHalf
         } else {
             // The leading group is a unique piece if there is one, else the smallest group. The
             // triangle domain works for groups of up to 3 identical pieces: for every set of 2
@@ -151,8 +150,8 @@ impl Index {
             let g = groups.remove(pos);
             assert!(g.count <= 3, "no index for a leading group of {} identical pieces", g.count);
             groups.insert(0, g);
-            domain = Domain::Triangle;
-        }
+            Domain::Triangle
+        };
         let mut domain_of = [u8::MAX; 64];
         let domain_squares: Vec<u8> = match domain {
             Domain::Triangle => TRIANGLE.to_vec(),
