@@ -1,0 +1,852 @@
+//! Probing through the files: every ≤3-piece table is built into a temporary directory with
+//! `antitb::build` and read back with [`Tablebase`].
+//!
+//! - Every valid slot of every ≤3-piece table, both sides to move and colour-swapped: the
+//!   probed DTZ value (WDL class and exact distance) equals the generator's in-memory value, and
+//!   `probe_wdl` equals that value's WDL.
+//! - tests/data/known.csv through the files (its 4-piece row with the closure of its material).
+//! - `rank_moves` obeys SPEC.md §5 and `best_line` plays an optimal line to the end of the game,
+//!   on a few hundred random positions.
+//! - The Syzygy comparison (tests/gen_vs_syzygy.rs) through the files: a sample of every
+//!   ≤3-piece table and of the 4-piece tables above (skipped, saying so, without the reference).
+//! - Errors: a missing table, too many pieces, a missing directory, a flipped byte in a block,
+//!   a truncated file, a wrong magic: an error naming the material or the file, never a panic.
+
+mod common;
+
+use antitb::build::{BuildOptions, build};
+use antitb::r#gen::{MemoryTables, Metric};
+use antitb::index::Index;
+use antitb::material::Material;
+use antitb::probe::{ProbeError, RankBy, Tablebase};
+use antitb::rules::Position;
+use antitb::store::{FileKind, StoredTable};
+use antitb::value::Value;
+use common::syzygy::{DtzTally, Reference, SKIPPED};
+use rayon::prelude::*;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+const TEMP_PREFIX: &str = "antitb-probe-files-";
+
+/// A fresh directory under the system temp dir (`name` and the process id), removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let p = temp_path(name);
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_path(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()))
+}
+
+/// Remove directories left by earlier test processes that no longer run.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+fn m(name: &str) -> Material {
+    Material::parse(name).expect("material")
+}
+
+fn pos(fen: &str) -> Position {
+    fen.parse().expect("FEN")
+}
+
+fn up_to_3() -> Vec<Material> {
+    (2..=3).flat_map(Material::all_with_pieces).collect()
+}
+
+/// Every table up to 3 pieces (WDL + DTZ files), built once per process. The directory lives as
+/// long as the process and is removed by a later run.
+fn tables3() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        remove_stale_dirs();
+        let dir = temp_path("tb3");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut opts = BuildOptions::new(&dir);
+        opts.check_disk = false;
+        build(&up_to_3(), &opts, &|_| {}).expect("build the ≤3-piece tables");
+        dir
+    })
+}
+
+/// The 4-piece row of known.csv needs KKPvK and the 4-piece tables it promotes into: built into
+/// their own directory, with the ≤3-piece tables taken from [`tables3`].
+fn tables4() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = tables3();
+        let dir = temp_path("tb4");
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut opts = BuildOptions::new(&dir);
+        opts.check_disk = false;
+        opts.extra_dirs = vec![base.to_path_buf()];
+        build(&[m("KKPvK")], &opts, &|_| {}).expect("build the closure of KKPvK");
+        dir
+    })
+}
+
+/// The generator's in-memory ≤3-piece DTZ tables, generated once per process.
+fn memory3() -> &'static MemoryTables {
+    static MEM: OnceLock<MemoryTables> = OnceLock::new();
+    MEM.get_or_init(|| {
+        let mut mem = MemoryTables::new();
+        mem.generate_up_to(3, Metric::Dtz)
+            .expect("generate in memory");
+        mem
+    })
+}
+
+fn open(dirs: &[&Path]) -> Tablebase {
+    Tablebase::open(dirs).expect("open table directories")
+}
+
+/// A small deterministic generator (splitmix64).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A random valid position of one of `materials` (either side to move).
+fn random_position(rng: &mut Rng, materials: &[Material]) -> Position {
+    loop {
+        let mat = materials[rng.below(materials.len() as u64) as usize];
+        let index = Index::new(mat);
+        let side = rng.below(2) as usize;
+        if let Some(p) = index.decode(side, rng.below(index.size())) {
+            return p;
+        }
+    }
+}
+
+#[test]
+fn every_slot_up_to_3_pieces_matches_memory() {
+    let tb = open(&[tables3()]);
+    let mem = memory3();
+    const CHUNK: u64 = 1 << 13;
+    let mut tasks = Vec::new();
+    for mat in up_to_3() {
+        let size = Index::new(mat).size();
+        for side in 0..2 {
+            for c in 0..size.div_ceil(CHUNK) {
+                tasks.push((mat, side, c * CHUNK, ((c + 1) * CHUNK).min(size)));
+            }
+        }
+    }
+    let bad = Mutex::new(Vec::<String>::new());
+    let counts: (u64, u64) = tasks
+        .par_iter()
+        .map(|&(mat, side, from, to)| {
+            let index = Index::new(mat);
+            let report = |what: String| {
+                let mut b = bad.lock().unwrap();
+                if b.len() < 20 {
+                    b.push(what);
+                }
+            };
+            let (mut n, mut decisive) = (0u64, 0u64);
+            for idx in from..to {
+                let Some(p) = index.decode(side, idx) else {
+                    continue;
+                };
+                n += 1;
+                let want = mem.probe(&p, Metric::Dtz).expect("memory probe");
+                if !want.is_draw() {
+                    decisive += 1;
+                }
+                for (what, q) in [("", p), (" (colour-swapped)", p.swap_colors())] {
+                    match tb.probe_dtz(&q) {
+                        Ok(v) if v == want => {}
+                        Ok(v) => {
+                            report(format!("{mat} {q}{what}: file DTZ {v:?}, memory {want:?}"))
+                        }
+                        Err(e) => report(format!("{mat} {q}{what}: DTZ probe failed: {e}")),
+                    }
+                    match tb.probe_wdl(&q) {
+                        Ok(w) if w == want.wdl() => {}
+                        Ok(w) => report(format!(
+                            "{mat} {q}{what}: file WDL {w}, memory {want:?} (WDL {})",
+                            want.wdl()
+                        )),
+                        Err(e) => report(format!("{mat} {q}{what}: WDL probe failed: {e}")),
+                    }
+                }
+            }
+            (n, decisive)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    let bad = bad.into_inner().unwrap();
+    assert!(
+        bad.is_empty(),
+        "files and memory disagree:\n{}",
+        bad.join("\n")
+    );
+    println!(
+        "{} tables, {} positions (both sides, each also colour-swapped), {} decisive: files = memory",
+        up_to_3().len(),
+        counts.0,
+        counts.1
+    );
+    // 2-piece tables alone have over 4 000 valid positions per side.
+    assert!(
+        counts.0 > 1_000_000 && counts.1 > 0,
+        "too few positions: {counts:?}"
+    );
+}
+
+#[test]
+fn known_positions_through_the_files() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/known.csv");
+    let text = std::fs::read_to_string(&path).expect("read tests/data/known.csv");
+    let tb = open(&[tables3(), tables4()]);
+    let mut rows = 0;
+    for line in text.lines().skip(1).filter(|l| !l.trim().is_empty()) {
+        let mut f = line.rsplitn(3, ',');
+        let dtz: i32 = f.next().unwrap().trim().parse().expect("dtz column");
+        let wdl: i8 = f.next().unwrap().trim().parse().expect("wdl column");
+        let p = pos(f.next().expect("fen column"));
+        let v = tb.probe_dtz(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+        assert_eq!((v.wdl(), v.signed()), (wdl, dtz), "{p}: DTZ probe {v:?}");
+        assert_eq!(tb.probe_wdl(&p).expect("WDL probe"), wdl, "{p}: WDL probe");
+        let swapped = p.swap_colors();
+        assert_eq!(
+            tb.probe_dtz(&swapped).expect("probe"),
+            v,
+            "{swapped} (colour-swapped {p})"
+        );
+        let full = tb.probe(&p).expect("probe");
+        assert_eq!(
+            (full.wdl, full.dtz, full.dtw),
+            (wdl, v, None),
+            "{p}: probe()"
+        );
+        rows += 1;
+    }
+    assert!(rows >= 6, "known.csv has {rows} rows");
+}
+
+/// The score of `mv` for the mover from the probed child (SPEC.md §2).
+fn score_from_child(tb: &Tablebase, p: &Position, mv: &antitb::rules::Move) -> Value {
+    let child = tb.probe_dtz(&p.after(mv)).expect("probe child");
+    if mv.is_zeroing() {
+        Metric::Dtz.zeroing(child)
+    } else {
+        child.after_move()
+    }
+}
+
+/// Is `a` allowed before `b` in a DTZ ranking (SPEC.md §5)?
+fn ordered(a: Value, a_zeroing: bool, b: Value, b_zeroing: bool) -> bool {
+    if a.wdl() != b.wdl() {
+        return a.wdl() > b.wdl();
+    }
+    if a.is_win() {
+        // Zeroing moves that keep the win first, then the shorter win.
+        if a_zeroing != b_zeroing {
+            return a_zeroing;
+        }
+        return a.distance() <= b.distance();
+    }
+    if a.is_loss() {
+        return a.distance() >= b.distance();
+    }
+    true
+}
+
+/// Check the ranked moves of `p`; returns the number of moves.
+fn check_ranking(tb: &Tablebase, mem: Option<&MemoryTables>, p: &Position) -> usize {
+    let ranked = tb
+        .rank_moves(p, RankBy::Dtz)
+        .unwrap_or_else(|e| panic!("{p}: {e}"));
+    let legal = p.legal_moves();
+    assert_eq!(
+        ranked.len(),
+        legal.len(),
+        "{p}: every legal move ranked once"
+    );
+    for mv in legal.iter() {
+        assert!(
+            ranked.iter().any(|r| r.mv == *mv),
+            "{p}: {} not ranked",
+            mv.uci()
+        );
+    }
+    for r in &ranked {
+        let want = score_from_child(tb, p, &r.mv);
+        assert_eq!(
+            r.dtz,
+            want,
+            "{p}: {} scores {:?}, child gives {want:?}",
+            r.mv.uci(),
+            r.dtz
+        );
+        assert_eq!(r.dtw, None, "{p}: no DTW files, no DTW score");
+        if let Some(mem) = mem {
+            let child = mem
+                .probe(&p.after(&r.mv), Metric::Dtz)
+                .expect("memory probe");
+            let want = if r.mv.is_zeroing() {
+                Metric::Dtz.zeroing(child)
+            } else {
+                child.after_move()
+            };
+            assert_eq!(
+                r.dtz,
+                want,
+                "{p}: {} against the in-memory child",
+                r.mv.uci()
+            );
+        }
+    }
+    for w in ranked.windows(2) {
+        let (a, b) = (&w[0], &w[1]);
+        assert!(
+            ordered(a.dtz, a.mv.is_zeroing(), b.dtz, b.mv.is_zeroing()),
+            "{p}: {} ({:?}{}) ranked before {} ({:?}{})",
+            a.mv.uci(),
+            a.dtz,
+            if a.mv.is_zeroing() { ", zeroing" } else { "" },
+            b.mv.uci(),
+            b.dtz,
+            if b.mv.is_zeroing() { ", zeroing" } else { "" },
+        );
+    }
+    let own = tb.probe_dtz(p).expect("probe");
+    match ranked.first() {
+        Some(best) => assert_eq!(
+            best.dtz,
+            own,
+            "{p}: best move {} vs the position",
+            best.mv.uci()
+        ),
+        None => assert_eq!(
+            own,
+            Value::win(0),
+            "{p}: no legal move is a win for the side to move"
+        ),
+    }
+    ranked.len()
+}
+
+/// Check `best_line` from a decisive position: legal, optimal move by move, each phase between
+/// zeroing moves exactly as long as the DTZ predicts, and ending in a finished game won by the
+/// side the value says. Returns the line's length.
+fn check_line(tb: &Tablebase, start: &Position) -> usize {
+    let v0 = tb.probe_dtz(start).expect("probe");
+    assert!(!v0.is_draw());
+    let line = tb
+        .best_line(start, RankBy::Dtz, 5000)
+        .unwrap_or_else(|e| panic!("{start}: {e}"));
+    let mut cur = *start;
+    // Plies left in this phase: the distance of the value at the phase's start.
+    let mut left = v0.distance();
+    for (ply, mv) in line.iter().enumerate() {
+        assert!(
+            cur.legal_moves().iter().any(|m| m == mv),
+            "{start}: ply {ply} {} is not legal in {cur}",
+            mv.uci()
+        );
+        let v = tb.probe_dtz(&cur).expect("probe");
+        assert_eq!(
+            v.distance(),
+            left,
+            "{start}: ply {ply} in {cur}: {v:?}, phase predicted {left} plies"
+        );
+        assert_eq!(
+            score_from_child(tb, &cur, mv),
+            v,
+            "{start}: ply {ply} {} in {cur} is not optimal",
+            mv.uci()
+        );
+        cur.play(mv);
+        if mv.is_zeroing() {
+            assert!(
+                left == 1 || left == 101,
+                "{start}: zeroing move at {left} plies left"
+            );
+            left = tb.probe_dtz(&cur).expect("probe").distance();
+        } else {
+            left -= 1;
+        }
+    }
+    assert!(
+        cur.is_won_by_side_to_move(),
+        "{start}: line {} ends in {cur}, not a finished game",
+        uci(&line)
+    );
+    assert_eq!(
+        left, 0,
+        "{start}: game over but the phase had {left} plies left"
+    );
+    let mover_wins = line.len().is_multiple_of(2);
+    assert_eq!(
+        mover_wins,
+        v0.is_win(),
+        "{start} ({v0:?}): line {} ends with the wrong winner",
+        uci(&line)
+    );
+    line.len()
+}
+
+fn uci(line: &[antitb::rules::Move]) -> String {
+    line.iter().map(|m| m.uci()).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn ranked_moves_and_best_lines() {
+    let tb = open(&[tables3()]);
+    let mem = memory3();
+    let materials = up_to_3();
+    let mut rng = Rng(0x5eed_0001);
+    let (mut positions, mut moves, mut lines, mut plies) = (0, 0, 0, 0);
+    let mut classes = [0usize; 5];
+    while positions < 400 {
+        let p = random_position(&mut rng, &materials);
+        positions += 1;
+        moves += check_ranking(&tb, Some(mem), &p);
+        let v = tb.probe_dtz(&p).expect("probe");
+        classes[(v.wdl() + 2) as usize] += 1;
+        if !v.is_draw() {
+            plies += check_line(&tb, &p);
+            lines += 1;
+        } else {
+            assert!(
+                tb.best_line(&p, RankBy::Dtz, 100).expect("line").is_empty(),
+                "{p}: draw, no line"
+            );
+        }
+    }
+    // A few chosen ones: a cursed win from known.csv needs 4 pieces; these are ≤3-piece
+    // positions with long lines and pawn phases.
+    for fen in [
+        "8/8/8/3K4/8/8/8/5r2 b - - 0 1",
+        "8/8/8/3K4/8/8/8/5r2 w - - 0 1",
+        "8/8/8/8/8/8/1P6/k1K5 w - - 0 1",
+        "8/8/8/8/8/8/1P6/k1K5 b - - 0 1",
+    ] {
+        let p = pos(fen);
+        moves += check_ranking(&tb, Some(mem), &p);
+        if !tb.probe_dtz(&p).expect("probe").is_draw() {
+            plies += check_line(&tb, &p);
+            lines += 1;
+        }
+    }
+    println!(
+        "{positions} random positions (loss/blessed/draw/cursed/win {classes:?}), {moves} ranked moves, {lines} lines, {plies} plies"
+    );
+    assert!(lines >= 100, "too few decisive positions: {lines}");
+}
+
+#[test]
+fn ranked_moves_and_best_lines_4_pieces() {
+    // The 4-piece tables of the KKPvK closure: pawn phases, promotions, longer lines.
+    let tb = open(&[tables3(), tables4()]);
+    let four: Vec<Material> = Material::closure(&[m("KKPvK")])
+        .into_iter()
+        .filter(|m| m.count() == 4)
+        .collect();
+    assert!(four.len() >= 2, "{four:?}");
+    let mut rng = Rng(0x5eed_0004);
+    let mut lines = 0;
+    for _ in 0..150 {
+        let p = random_position(&mut rng, &four);
+        check_ranking(&tb, None, &p);
+        if !tb.probe_dtz(&p).expect("probe").is_draw() {
+            check_line(&tb, &p);
+            lines += 1;
+        }
+    }
+    let known = pos("5k1K/8/8/8/8/8/p1k5/8 b - - 0 1");
+    check_ranking(&tb, None, &known);
+    let n = check_line(&tb, &known);
+    assert!(n >= 12, "the line of {known} has {n} plies, its DTZ is 12");
+    assert!(lines >= 30, "too few decisive positions: {lines}");
+}
+
+/// Every `stride`-th slot of `materials` (both sides), probed through `tb`, against Syzygy:
+/// (positions, WDL mismatches, DTZ tally).
+fn against_syzygy(
+    r: &Reference,
+    tb: &Tablebase,
+    materials: &[Material],
+    stride: u64,
+) -> (u64, u64, DtzTally) {
+    let bad = Mutex::new(Vec::<String>::new());
+    let results: Vec<(u64, u64, DtzTally)> = materials
+        .par_iter()
+        .map(|&mat| {
+            let index = Index::new(mat);
+            let (mut n, mut wdl_bad, mut tally) = (0, 0, DtzTally::default());
+            for idx in (0..index.size()).step_by(stride as usize) {
+                for side in 0..2 {
+                    let Some(p) = index.decode(side, idx) else {
+                        continue;
+                    };
+                    n += 1;
+                    let v = tb.probe_dtz(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+                    let theirs = r.probe(&p).expect("reference probe");
+                    if theirs.wdl != v.wdl() {
+                        wdl_bad += 1;
+                        bad.lock()
+                            .unwrap()
+                            .push(format!("{mat} {p}: files {v:?}, Syzygy WDL {}", theirs.wdl));
+                        continue;
+                    }
+                    if v.wdl() != 0 {
+                        let class = r
+                            .classify(v.signed(), v.wdl(), theirs.dtz, &p)
+                            .expect("reference probe");
+                        tally.add(class, &p, v.wdl(), v.signed(), theirs.dtz);
+                    }
+                }
+            }
+            (n, wdl_bad, tally)
+        })
+        .collect();
+    let mut total = (0, 0, DtzTally::default());
+    for (n, w, t) in results {
+        total.0 += n;
+        total.1 += w;
+        total.2.merge(t);
+    }
+    let bad = bad.into_inner().unwrap();
+    assert!(
+        bad.is_empty(),
+        "WDL differs from Syzygy:\n{}",
+        bad[..bad.len().min(10)].join("\n")
+    );
+    total
+}
+
+#[test]
+fn files_against_syzygy() {
+    let Some(r) = Reference::open() else {
+        println!("{SKIPPED}");
+        return;
+    };
+    let tb = open(&[tables3(), tables4()]);
+    let four: Vec<Material> = Material::closure(&[m("KKPvK")])
+        .into_iter()
+        .filter(|m| m.count() == 4)
+        .collect();
+    for (what, materials, stride) in [
+        ("≤3-piece", up_to_3(), 23),
+        ("4-piece (KKPvK closure)", four, 211),
+    ] {
+        let (n, wdl_bad, tally) = against_syzygy(&r, &tb, &materials, stride);
+        println!(
+            "{what} tables through the files, every {stride}th slot: {n} positions, WDL mismatches {wdl_bad}"
+        );
+        println!("DTZ classes of decisive positions:\n{tally}");
+        assert_eq!(wdl_bad, 0);
+        assert_eq!(
+            tally.failures(),
+            0,
+            "DTZ disagreements beyond the documented ones"
+        );
+        assert!(n > 10_000, "{what}: only {n} positions");
+    }
+}
+
+#[test]
+fn finished_games() {
+    let tb = open(&[tables3()]);
+    // Black has no pieces: Black (to move) has won.
+    let p = pos("8/8/8/8/8/8/8/K7 b - - 0 1");
+    assert_eq!(tb.probe_dtz(&p).expect("probe"), Value::win(0));
+    assert_eq!(tb.probe_wdl(&p).expect("probe"), 2);
+    assert!(tb.rank_moves(&p, RankBy::Dtz).expect("rank").is_empty());
+    assert!(tb.best_line(&p, RankBy::Dtz, 10).expect("line").is_empty());
+    // White's pawn is blocked and White has no other piece: stalemated, White wins.
+    let p = pos("8/8/8/8/8/p7/P7/8 w - - 0 1");
+    assert!(p.legal_moves().is_empty());
+    assert_eq!(tb.probe_dtz(&p).expect("probe"), Value::win(0));
+    assert_eq!(tb.probe_wdl(&p).expect("probe"), 2);
+}
+
+/// Copy every file of `from` into a fresh temp dir, except the files `skip` says.
+fn copy_dir(from: &Path, name: &str, skip: impl Fn(&str) -> bool) -> TempDir {
+    let dir = TempDir::new(name);
+    for e in std::fs::read_dir(from).expect("read dir").flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        if !skip(&n) {
+            std::fs::copy(e.path(), dir.0.join(&n)).expect("copy table");
+        }
+    }
+    dir
+}
+
+#[test]
+fn missing_table_names_the_material() {
+    let dir = copy_dir(tables3(), "missing", |n| n.starts_with("KRvN."));
+    let tb = open(&[&dir.0]);
+    // White K and R, Black N, no capture: the KRvN table is needed.
+    let p = pos("8/8/8/8/3n4/8/8/R3K3 w - - 0 1");
+    for (i, q) in [p, p.swap_colors()].iter().enumerate() {
+        match tb.probe_dtz(q) {
+            Err(e @ ProbeError::MissingTable { material, kind }) => {
+                assert_eq!((material, kind), (m("KRvN"), FileKind::Dtz), "{q}");
+                assert!(
+                    e.to_string().contains("KRvN"),
+                    "message names the material: {e}"
+                );
+            }
+            other => panic!("{q} ({i}): expected MissingTable, got {other:?}"),
+        }
+        match tb.probe_wdl(q) {
+            Err(ProbeError::MissingTable { material, kind }) => {
+                assert_eq!((material, kind), (m("KRvN"), FileKind::Wdl), "{q}")
+            }
+            other => panic!("{q}: expected MissingTable, got {other:?}"),
+        }
+    }
+    // A 4-piece position whose only capture leads into KRvN.
+    let q = pos("8/8/8/1P6/3n4/8/8/R3K3 b - - 0 1");
+    assert!(
+        matches!(tb.probe_dtz(&q), Err(ProbeError::MissingTable { material, .. }) if material == m("KRvN"))
+    );
+    // Other tables still answer.
+    let other = pos("8/8/8/8/3b4/8/8/R3K3 w - - 0 1");
+    assert!(tb.probe_dtz(&other).is_ok() && tb.rank_moves(&other, RankBy::Dtz).is_ok());
+
+    // Only the DTZ file missing: WDL probes work, DTZ probes name the DTZ file.
+    let dir = copy_dir(tables3(), "missing-dtz", |n| n == "KRvN.dtz");
+    let tb = open(&[&dir.0]);
+    assert!(tb.probe_wdl(&p).is_ok());
+    match tb.probe_dtz(&p) {
+        Err(
+            e @ ProbeError::MissingTable {
+                kind: FileKind::Dtz,
+                ..
+            },
+        ) => {
+            assert!(e.to_string().contains("KRvN.dtz"), "{e}")
+        }
+        other => panic!("expected MissingTable, got {other:?}"),
+    }
+}
+
+#[test]
+fn too_many_pieces_and_bad_directory() {
+    let tb = open(&[tables3()]);
+    assert_eq!(tb.max_pieces(), 3);
+    // Six pieces, no capture for White.
+    let p = pos("r6n/8/8/8/8/8/8/K1B1N2b w - - 0 1");
+    assert!(
+        !p.legal_moves().iter().any(|m| m.is_capture()),
+        "{p} has a capture"
+    );
+    for r in [
+        tb.probe_dtz(&p).map(|_| ()),
+        tb.probe_wdl(&p).map(|_| ()),
+        tb.rank_moves(&p, RankBy::Dtz).map(|_| ()),
+    ] {
+        match r {
+            Err(e @ ProbeError::TooManyPieces { pieces: 6, max: 3 }) => {
+                let msg = e.to_string();
+                assert!(msg.contains('6') && msg.contains('3'), "{msg}");
+            }
+            other => panic!("expected TooManyPieces, got {other:?}"),
+        }
+    }
+    let missing = temp_path("no-such-dir");
+    match Tablebase::open(&[&missing]) {
+        Err(e @ ProbeError::BadDirectory(..)) => {
+            assert!(e.to_string().contains(&*missing.to_string_lossy()), "{e}")
+        }
+        Err(e) => panic!("expected BadDirectory, got {e:?}"),
+        Ok(_) => panic!("a missing directory opened"),
+    }
+}
+
+/// Header fields of a table file (tables/FORMAT.md): start of the blocks and of the trailer.
+fn block_area(bytes: &[u8]) -> (usize, usize) {
+    let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
+    let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
+    let sections = u32_at(20);
+    let var = u32_at(40) + u32_at(44) + u32_at(48);
+    let mpos = 64 + var.div_ceil(8) * 8;
+    let data_start = u64_at(mpos + 8 * sections);
+    let len = u64_at(32);
+    assert_eq!(len, bytes.len());
+    (data_start, len - 8)
+}
+
+/// Every valid position of `material`, both sides.
+fn all_positions(material: Material) -> Vec<Position> {
+    let index = Index::new(material);
+    let mut out = Vec::new();
+    for side in 0..2 {
+        out.extend((0..index.size()).filter_map(|i| index.decode(side, i)));
+    }
+    out
+}
+
+#[test]
+fn flipped_byte_in_a_block_names_the_file() {
+    let mat = m("KPvK");
+    let positions: Vec<Position> = all_positions(mat)
+        .into_iter()
+        .filter(|p| !p.has_capture())
+        .collect();
+    for kind in [FileKind::Dtz, FileKind::Wdl] {
+        let dir = copy_dir(tables3(), &format!("flip-{}", kind_name(kind)), |_| false);
+        let file = dir.0.join(format!("{mat}.{}", kind_name(kind)));
+        let mut bytes = std::fs::read(&file).expect("read table");
+        let (start, end) = block_area(&bytes);
+        assert!(
+            end - start > 1000,
+            "{}: block area {start}..{end}",
+            file.display()
+        );
+        bytes[(start + end) / 2] ^= 0x40;
+        std::fs::write(&file, &bytes).expect("write table");
+        let tb = open(&[&dir.0]);
+        let (mut ok, mut errors) = (0, 0);
+        for p in &positions {
+            let r = match kind {
+                FileKind::Wdl => tb.probe_wdl(p).map(|_| ()),
+                _ => tb.probe_dtz(p).map(|_| ()),
+            };
+            match r {
+                Ok(()) => ok += 1,
+                Err(e) => {
+                    errors += 1;
+                    let msg = e.to_string();
+                    assert!(matches!(e, ProbeError::Store(_)), "{p}: {e:?}");
+                    assert!(
+                        msg.contains(&*file.to_string_lossy()),
+                        "names the file: {msg}"
+                    );
+                    assert!(msg.contains("block"), "names the block: {msg}");
+                }
+            }
+        }
+        assert!(
+            errors > 0,
+            "{}: a flipped byte went unnoticed ({ok} probes fine)",
+            file.display()
+        );
+        // The damage stays in its block: positions elsewhere still answer.
+        assert!(ok > 0, "{}: every probe failed", file.display());
+        println!("{}: {errors} probes failed, {ok} answered", file.display());
+        // Through the file layer directly: the whole-file check finds it too.
+        let t = StoredTable::open(&file, mat, kind, &Default::default()).expect("header intact");
+        let e = t
+            .file()
+            .verify_checksums()
+            .expect_err("checksums catch the flip");
+        assert!(e.to_string().contains(&*file.to_string_lossy()), "{e}");
+    }
+}
+
+fn kind_name(kind: FileKind) -> &'static str {
+    kind.extension()
+}
+
+#[test]
+fn truncated_file_names_the_file() {
+    let mat = m("KPvK");
+    let dir = copy_dir(tables3(), "truncated", |_| false);
+    let p = pos("8/8/8/8/8/8/1P6/k1K5 w - - 0 1");
+    for (kind, cut) in [
+        (FileKind::Dtz, 2usize),
+        (FileKind::Wdl, 2),
+        (FileKind::Dtz, 1000),
+        (FileKind::Wdl, 30),
+    ] {
+        let file = dir.0.join(format!("{mat}.{}", kind.extension()));
+        let copy = tables3().join(format!("{mat}.{}", kind.extension()));
+        let bytes = std::fs::read(&copy).expect("read table");
+        let keep = if cut <= 2 {
+            bytes.len() / cut
+        } else {
+            cut.min(bytes.len() - 1)
+        };
+        std::fs::write(&file, &bytes[..keep]).expect("write truncated table");
+        // At open, in the file layer.
+        let e = StoredTable::open(&file, mat, kind, &Default::default())
+            .err()
+            .expect("a truncated file does not open");
+        assert!(e.to_string().contains(&*file.to_string_lossy()), "{e}");
+        // Through a probe (the tablebase opens files on first use).
+        let tb = open(&[&dir.0]);
+        let r = match kind {
+            FileKind::Wdl => tb.probe_wdl(&p).map(|_| ()),
+            _ => tb.probe_dtz(&p).map(|_| ()),
+        };
+        match r {
+            Err(e @ ProbeError::Store(_)) => {
+                let msg = e.to_string();
+                assert!(msg.contains(&*file.to_string_lossy()), "{msg}");
+                if cut == 2 {
+                    assert!(msg.contains("truncated"), "{msg}");
+                }
+            }
+            other => panic!(
+                "{}: kept {keep} bytes: expected an error, got {other:?}",
+                file.display()
+            ),
+        }
+        std::fs::copy(&copy, &file).expect("restore");
+    }
+}
+
+#[test]
+fn wrong_magic_names_the_file() {
+    let mat = m("KPvK");
+    let dir = copy_dir(tables3(), "magic", |_| false);
+    let file = dir.0.join(format!("{mat}.dtz"));
+    let mut bytes = std::fs::read(&file).expect("read table");
+    bytes[0] ^= 0x01;
+    std::fs::write(&file, &bytes).expect("write table");
+    let tb = open(&[&dir.0]);
+    match tb.probe_dtz(&pos("8/8/8/8/8/8/1P6/k1K5 w - - 0 1")) {
+        Err(e @ ProbeError::Store(_)) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&*file.to_string_lossy()) && msg.contains("magic"),
+                "{msg}"
+            );
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
