@@ -12,6 +12,7 @@ pub mod index;
 pub mod material;
 pub mod plan;
 pub mod probe;
+pub mod prove;
 pub mod rules;
 pub mod stats;
 pub mod store;

@@ -4,6 +4,7 @@ mod checksums;
 mod generate;
 mod plan;
 mod probe;
+mod prove;
 mod stats;
 
 use antitb::probe::RankBy;
@@ -132,6 +133,41 @@ enum Command {
         #[arg(long, value_enum, default_value = "dtz")]
         by: By,
     },
+    /// Prove a win by proof-number search down to finished games and table positions:
+    /// answers win, loss, not a win or unknown.
+    Prove {
+        /// Position in FEN (default: the start position, with --moves)
+        fen: Option<String>,
+        /// Moves played first, UCI or SAN ("e2e3 b7b5 f1b5")
+        #[arg(long)]
+        moves: Option<String>,
+        /// Table directory (repeatable; default: ./tables if it exists)
+        #[arg(long)]
+        tables: Vec<PathBuf>,
+        /// Stop after this many expanded nodes
+        #[arg(long)]
+        max_nodes: Option<u64>,
+        /// Stop after this many seconds
+        #[arg(long)]
+        time: Option<f64>,
+        /// Transposition table size in MB
+        #[arg(long, default_value_t = 256)]
+        memory: u64,
+        /// Write the proof (win or loss) to this file
+        #[arg(long)]
+        proof: Option<PathBuf>,
+        /// No progress output
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Check a proof file written by `prove --proof` with the rules and the tables only.
+    CheckProof {
+        /// The proof file
+        file: PathBuf,
+        /// Table directory for table leaves (repeatable; default: ./tables if it exists)
+        #[arg(long)]
+        tables: Vec<PathBuf>,
+    },
     /// Count the leaf nodes of the legal move tree (move generator check).
     Perft {
         /// Position in FEN (castling must be '-')
@@ -156,6 +192,26 @@ pub fn run() -> i32 {
     };
     let result = match cli.command {
         Command::Perft { fen, depth, divide } => cmd_perft(&fen, depth, divide),
+        Command::Prove {
+            fen,
+            moves,
+            tables,
+            max_nodes,
+            time,
+            memory,
+            proof,
+            quiet,
+        } => prove::run_prove(prove::ProveArgs {
+            fen,
+            moves,
+            tables,
+            max_nodes,
+            time,
+            memory_mb: memory,
+            proof,
+            quiet,
+        }),
+        Command::CheckProof { file, tables } => prove::run_check(&file, &tables),
         Command::Generate {
             materials,
             max_pieces,

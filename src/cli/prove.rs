@@ -1,0 +1,265 @@
+//! `antitb prove` (proof-number search with table leaves) and `antitb check-proof` (the
+//! independent checker of its proof files).
+
+use antitb::probe::Tablebase;
+use antitb::prove::{self, Answer, MoveStatus, NoTables, Options, Oracle, Progress, check};
+use antitb::rules::notation::{parse_san, parse_uci};
+use antitb::rules::{Color, Position};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+pub struct ProveArgs {
+    pub fen: Option<String>,
+    pub moves: Option<String>,
+    pub tables: Vec<PathBuf>,
+    pub max_nodes: Option<u64>,
+    pub time: Option<f64>,
+    pub memory_mb: u64,
+    pub proof: Option<PathBuf>,
+    pub quiet: bool,
+}
+
+fn color_name(c: Color) -> &'static str {
+    if c.is_white() { "White" } else { "Black" }
+}
+
+/// The tables to use: the given directories, else `tables` if it exists, else none.
+fn open_tables(dirs: &[PathBuf]) -> Result<Option<Tablebase>, String> {
+    if dirs.is_empty() {
+        let default = Path::new("tables");
+        if !default.is_dir() {
+            return Ok(None);
+        }
+        return Tablebase::open(&[default])
+            .map(Some)
+            .map_err(|e| e.to_string());
+    }
+    Tablebase::open(dirs).map(Some).map_err(|e| e.to_string())
+}
+
+/// The root position and the positions before it that may repeat (those since the last zeroing
+/// move of `moves`).
+fn root_and_history(
+    fen: Option<&str>,
+    moves: Option<&str>,
+) -> Result<(Position, Vec<Position>), String> {
+    let mut pos = match fen {
+        Some(f) => f
+            .parse::<Position>()
+            .map_err(|e| format!("bad FEN '{f}': {e}"))?,
+        None => Position::startpos(),
+    };
+    let mut history = Vec::new();
+    for tok in moves
+        .unwrap_or("")
+        .split(|c: char| c.is_whitespace() || c == ',')
+    {
+        // Move numbers ("1.", "12...") are skipped.
+        let tok = tok
+            .trim_start_matches(|c: char| c.is_ascii_digit())
+            .trim_start_matches('.');
+        if tok.is_empty() {
+            continue;
+        }
+        let m = parse_uci(&pos, tok)
+            .or_else(|_| parse_san(&pos, tok))
+            .map_err(|_| format!("illegal or unreadable move '{tok}' in {pos}"))?;
+        if m.is_zeroing() {
+            history.clear();
+        } else {
+            history.push(pos);
+        }
+        pos.play(&m);
+    }
+    Ok((pos, history))
+}
+
+fn status_text(s: MoveStatus) -> String {
+    match s {
+        MoveStatus::Wins => "wins".to_string(),
+        MoveStatus::Fails => "does not win".to_string(),
+        MoveStatus::Open { pn, dn } => format!("open (pn {pn}, dn {dn})"),
+        MoveStatus::Unseen => "not searched".to_string(),
+    }
+}
+
+fn rate(nodes: u64, t: Duration) -> f64 {
+    nodes as f64 / t.as_secs_f64().max(1e-9)
+}
+
+pub fn run_prove(args: ProveArgs) -> Result<(), String> {
+    if args.fen.is_none() && args.moves.is_none() {
+        return Err("give a FEN or --moves".to_string());
+    }
+    let (root, history) = root_and_history(args.fen.as_deref(), args.moves.as_deref())?;
+    if args.memory_mb == 0 {
+        return Err("--memory must be at least 1 (MB)".to_string());
+    }
+    let time = match args.time {
+        Some(t) if !(t.is_finite() && t > 0.0) => {
+            return Err(format!(
+                "--time must be a positive number of seconds, not {t}"
+            ));
+        }
+        Some(t) => Some(Duration::from_secs_f64(t)),
+        None => None,
+    };
+    if args.max_nodes == Some(0) {
+        return Err("--max-nodes must be at least 1".to_string());
+    }
+    let tables = open_tables(&args.tables)?;
+    let oracle: &dyn Oracle = match &tables {
+        Some(tb) => tb,
+        None => &NoTables,
+    };
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        // First Ctrl-C: stop the search and print what is known. Second: leave at once.
+        ctrlc::set_handler(move || {
+            if stop.swap(true, Ordering::Relaxed) {
+                std::process::exit(130);
+            }
+        })
+        .map_err(|e| format!("cannot install the Ctrl-C handler: {e}"))?;
+    }
+    let memory = usize::try_from(args.memory_mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX);
+    let opts = Options {
+        max_nodes: args.max_nodes,
+        time,
+        memory,
+        stop: Some(stop.clone()),
+        ..Options::default()
+    };
+    if !args.quiet {
+        eprintln!(
+            "proving for {} to move: {}; tables up to {} pieces; {} MB transposition table",
+            color_name(root.turn()),
+            root,
+            oracle.max_pieces(),
+            args.memory_mb
+        );
+    }
+    let quiet = args.quiet;
+    let mut progress = |p: &Progress| {
+        if !quiet {
+            eprintln!(
+                "  [{} wins?] {} nodes, {:.0} nodes/s, root pn {} dn {}, depth {}, table {:.0}% full",
+                color_name(p.prover),
+                p.nodes,
+                rate(p.nodes, p.elapsed),
+                p.root_pn,
+                p.root_dn,
+                p.depth,
+                100.0 * p.tt_used as f64 / p.tt_capacity.max(1) as f64
+            );
+        }
+    };
+    let started = Instant::now();
+    let report =
+        prove::prove(&root, &history, oracle, &opts, &mut progress).map_err(|e| e.to_string())?;
+    let interrupted = stop.load(Ordering::Relaxed);
+
+    println!("{}", report.answer.text());
+    let stm = color_name(root.turn());
+    match report.answer {
+        Answer::Win => println!("{stm} to move wins"),
+        Answer::Loss => println!("{stm} to move loses: every move loses"),
+        Answer::NotAWin => println!("{stm} to move cannot force a win"),
+        Answer::Unknown if interrupted => println!("interrupted (Ctrl-C) before an answer"),
+        Answer::Unknown => println!("budget exhausted before an answer"),
+    }
+    if let Some(note) = &report.note {
+        println!("note: {note}");
+    }
+    println!(
+        "nodes {} expanded, {} positions evaluated, {} table probes",
+        report.nodes, report.evaluated, report.probes
+    );
+    println!(
+        "time {:.3} s, {:.0} nodes/s; transposition table {} of {} entries used",
+        report.time.as_secs_f64(),
+        rate(report.nodes, report.time),
+        report.tt_used,
+        report.tt_capacity
+    );
+    if let Some(p) = &report.proof {
+        let s = p.stats();
+        println!(
+            "proof {} nodes ({} or, {} and, {} end, {} table), depth {} plies",
+            s.nodes, s.or_nodes, s.and_nodes, s.end_leaves, s.table_leaves, s.depth
+        );
+        if let Some(m) = p.first_move() {
+            println!("winning move {}", m.uci());
+        }
+    }
+    if let Some(n) = report.disproof_size {
+        println!("disproof certificate {n} positions");
+    }
+    if report.answer != Answer::Win && !report.root_moves.is_empty() {
+        if report.answer == Answer::Unknown {
+            println!("root pn {} dn {}", report.root_pn, report.root_dn);
+        }
+        let mut moves = report.root_moves.clone();
+        // Most promising first: wins, then the smallest proof number.
+        moves.sort_by_key(|(_, s)| match *s {
+            MoveStatus::Wins => (0, 0),
+            MoveStatus::Open { pn, .. } => (1, pn),
+            MoveStatus::Unseen => (2, 0),
+            MoveStatus::Fails => (3, 0),
+        });
+        for (m, s) in &moves {
+            println!("  {} {}", m.uci(), status_text(*s));
+        }
+    }
+    match (&args.proof, &report.proof) {
+        (Some(path), Some(p)) => {
+            let comment = format!(
+                "{} for {} to move; found by antitb prove in {:.3} s, {} nodes",
+                report.answer.text(),
+                stm,
+                started.elapsed().as_secs_f64(),
+                report.nodes
+            );
+            let file = std::fs::File::create(path)
+                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            let mut w = std::io::BufWriter::new(file);
+            p.write(&mut w, &comment)
+                .and_then(|_| w.flush())
+                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            println!("proof written to {}", path.display());
+        }
+        (Some(_), None) => {
+            println!("no proof file written: only win and loss answers come with a proof")
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+pub fn run_check(file: &Path, tables: &[PathBuf]) -> Result<(), String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let tb = open_tables(tables)?;
+    let oracle: &dyn Oracle = match &tb {
+        Some(tb) => tb,
+        None => &NoTables,
+    };
+    let start = Instant::now();
+    let c = check::check(&text, oracle).map_err(|e| format!("proof rejected: {e}"))?;
+    println!("proof OK: {} wins from {}", color_name(c.prover), c.root);
+    println!(
+        "nodes {} ({} or, {} and, {} end, {} table), depth {} plies, checked in {:.3} s",
+        c.nodes,
+        c.or_nodes,
+        c.and_nodes,
+        c.end_leaves,
+        c.table_leaves,
+        c.depth,
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! A proof in memory (a DAG with one node per position) and its writer (format: `FORMAT.md`).
+
+use crate::rules::{Color, Move, Position};
+use std::collections::VecDeque;
+use std::io::{self, Write};
+
+/// One node of a proof. Children are node numbers in [`Proof::steps`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// The prover is to move and plays this move.
+    Or(Move, u32),
+    /// The defender is to move: every legal reply with the node it leads to.
+    And(Vec<(Move, u32)>),
+    /// The prover is to move and has no legal move (or no pieces): won by the end rule.
+    End,
+    /// Won by a table: WDL from the side to move's view (±1 or ±2).
+    Table(i8),
+}
+
+/// A proof that `prover` wins from `root`: an acyclic graph of [`Step`]s whose children always
+/// come before their parents in `steps`.
+#[derive(Clone, Debug)]
+pub struct Proof {
+    pub root: Position,
+    pub prover: Color,
+    pub steps: Vec<Step>,
+    pub root_id: u32,
+}
+
+/// Sizes of a proof.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProofStats {
+    pub nodes: usize,
+    pub or_nodes: usize,
+    pub and_nodes: usize,
+    pub end_leaves: usize,
+    pub table_leaves: usize,
+    /// Longest line from the root to a leaf, in plies.
+    pub depth: usize,
+}
+
+impl Proof {
+    pub(crate) fn new(root: Position, prover: Color, steps: Vec<Step>, root_id: u32) -> Proof {
+        Proof {
+            root,
+            prover,
+            steps,
+            root_id,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn size(&self) -> usize {
+        self.steps.len()
+    }
+
+    /// Node counts by kind and the depth.
+    pub fn stats(&self) -> ProofStats {
+        let mut st = ProofStats {
+            nodes: self.steps.len(),
+            ..ProofStats::default()
+        };
+        // Children precede parents, so one pass in order gives every node's height.
+        let mut height = vec![0usize; self.steps.len()];
+        for (i, s) in self.steps.iter().enumerate() {
+            height[i] = match s {
+                Step::Or(_, c) => {
+                    st.or_nodes += 1;
+                    height[*c as usize] + 1
+                }
+                Step::And(r) => {
+                    st.and_nodes += 1;
+                    r.iter()
+                        .map(|(_, c)| height[*c as usize])
+                        .max()
+                        .unwrap_or(0)
+                        + 1
+                }
+                Step::End => {
+                    st.end_leaves += 1;
+                    0
+                }
+                Step::Table(_) => {
+                    st.table_leaves += 1;
+                    0
+                }
+            };
+        }
+        st.depth = height.get(self.root_id as usize).copied().unwrap_or(0);
+        st
+    }
+
+    /// The prover's first move, if the root is an OR node.
+    pub fn first_move(&self) -> Option<Move> {
+        match self.steps.get(self.root_id as usize) {
+            Some(Step::Or(m, _)) => Some(*m),
+            _ => None,
+        }
+    }
+
+    /// Write the proof in the text format of `FORMAT.md`: nodes renumbered breadth first from
+    /// the root (node 0), so every node is listed after a node that refers to it.
+    pub fn write(&self, out: &mut dyn Write, comment: &str) -> io::Result<()> {
+        const UNSET: u32 = u32::MAX;
+        let mut number = vec![UNSET; self.steps.len()];
+        let mut order = Vec::with_capacity(self.steps.len());
+        let mut queue = VecDeque::new();
+        number[self.root_id as usize] = 0;
+        queue.push_back(self.root_id);
+        while let Some(i) = queue.pop_front() {
+            order.push(i);
+            let mut visit = |c: u32| {
+                if number[c as usize] == UNSET {
+                    number[c as usize] = (order.len() + queue.len()) as u32;
+                    queue.push_back(c);
+                }
+            };
+            match &self.steps[i as usize] {
+                Step::Or(_, c) => visit(*c),
+                Step::And(r) => r.iter().for_each(|(_, c)| visit(*c)),
+                Step::End | Step::Table(_) => {}
+            }
+        }
+        let mut w = io::BufWriter::new(out);
+        writeln!(w, "antitb-proof 1")?;
+        for line in comment.lines() {
+            writeln!(w, "# {line}")?;
+        }
+        writeln!(w, "root {}", self.root)?;
+        writeln!(
+            w,
+            "prover {}",
+            if self.prover.is_white() {
+                "white"
+            } else {
+                "black"
+            }
+        )?;
+        for &i in &order {
+            let id = number[i as usize];
+            match &self.steps[i as usize] {
+                Step::Or(m, c) => writeln!(w, "{id} or {} {}", m.uci(), number[*c as usize])?,
+                Step::And(r) => {
+                    write!(w, "{id} and")?;
+                    for (m, c) in r {
+                        write!(w, " {} {}", m.uci(), number[*c as usize])?;
+                    }
+                    writeln!(w)?;
+                }
+                Step::End => writeln!(w, "{id} end")?,
+                Step::Table(v) => writeln!(w, "{id} table {v:+}")?,
+            }
+        }
+        w.flush()
+    }
+
+    /// The proof as text (see [`Proof::write`]).
+    pub fn to_text(&self, comment: &str) -> String {
+        let mut buf = Vec::new();
+        self.write(&mut buf, comment)
+            .expect("writing to memory cannot fail");
+        String::from_utf8(buf).expect("the proof text is ASCII")
+    }
+}

@@ -1,0 +1,459 @@
+//! The prover against the tables and against an independent brute-force search, and every proof
+//! it produces through the independent checker (which must also reject damaged proofs).
+//!
+//! Tables are generated in memory (2 and 3 pieces, a second or two); the prover sees only the
+//! 2-piece ones (and 3-piece positions with a capture, which the probe resolves into them), so
+//! 3-piece positions must be proven by search and can be compared with the 3-piece tables.
+
+use antitb::r#gen::{MemoryTables, Metric};
+use antitb::material::Material;
+use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check};
+use antitb::rules::{Board, Color, Piece, Position, Role, Square};
+use std::sync::OnceLock;
+
+/// In-memory tables seen as an oracle holding tables up to `max` pieces.
+struct Tables {
+    mem: &'static MemoryTables,
+    max: u32,
+}
+
+impl Oracle for Tables {
+    fn max_pieces(&self) -> u32 {
+        self.max
+    }
+
+    fn wdl(&self, pos: &Position) -> Result<Option<i8>, String> {
+        let n = pos.piece_count();
+        if n > self.max + 1 || (n > self.max && !pos.has_capture()) {
+            return Ok(None);
+        }
+        self.mem
+            .probe(pos, Metric::Dtz)
+            .map(|v| Some(v.wdl()))
+            .map_err(|e| e.to_string())
+    }
+}
+
+fn tables() -> &'static MemoryTables {
+    static T: OnceLock<MemoryTables> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut mem = MemoryTables::new();
+        mem.generate_up_to(3, Metric::Dtz)
+            .expect("3-piece tables generate");
+        mem
+    })
+}
+
+fn opts(max_nodes: u64) -> Options {
+    Options {
+        max_nodes: Some(max_nodes),
+        memory: 16 << 20,
+        ..Options::default()
+    }
+}
+
+fn run(pos: &Position, oracle: &dyn Oracle, max_nodes: u64) -> prove::Report {
+    prove::prove(pos, &[], oracle, &opts(max_nodes), &mut |_| {}).expect("prove runs")
+}
+
+/// Check a report's proof with the independent checker; return its text.
+fn checked(report: &prove::Report, pos: &Position, oracle: &dyn Oracle) -> String {
+    let proof = report
+        .proof
+        .as_ref()
+        .expect("win and loss come with a proof");
+    let winner = if report.answer == Answer::Win {
+        pos.turn()
+    } else {
+        !pos.turn()
+    };
+    assert_eq!(proof.prover, winner);
+    let text = proof.to_text("test");
+    let c = check::check(&text, oracle)
+        .unwrap_or_else(|e| panic!("proof of {pos} rejected: {e}\n{text}"));
+    let s = proof.stats();
+    assert_eq!(
+        (c.nodes, c.depth, c.or_nodes, c.and_nodes),
+        (s.nodes, s.depth, s.or_nodes, s.and_nodes)
+    );
+    text
+}
+
+/// xorshift64*: deterministic test positions.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn random_placement(rng: &mut Rng, m: Material, turn: Color) -> Position {
+    let mut board = Board::empty();
+    for color in Color::ALL {
+        for role in Role::ALL {
+            for _ in 0..m.count_of(Piece { color, role }) {
+                loop {
+                    let sq = Square::new(rng.below(64) as u32);
+                    if board.occupied().contains(sq)
+                        || (role == Role::Pawn && (sq.rank() == 0 || sq.rank() == 7))
+                    {
+                        continue;
+                    }
+                    board.put(sq, Piece { color, role });
+                    break;
+                }
+            }
+        }
+    }
+    Position::from_board(board, turn)
+}
+
+// ---------------------------------------------------------------------------------------------
+// An independent brute-force search (rules core only) for wins forced within a few plies.
+
+/// Can the side to move force a win within `plies` plies (the game ends with it to move and
+/// no legal move)?
+fn wins_within(pos: &Position, plies: u32) -> bool {
+    let moves = pos.legal_moves();
+    if moves.is_empty() {
+        return true;
+    }
+    plies >= 2 && moves.iter().any(|m| loses_within(&pos.after(m), plies - 1))
+}
+
+/// Does every move of the side to move lose within `plies` plies?
+fn loses_within(pos: &Position, plies: u32) -> bool {
+    let moves = pos.legal_moves();
+    !moves.is_empty() && plies >= 1 && moves.iter().all(|m| wins_within(&pos.after(m), plies - 1))
+}
+
+/// Positions with 6 to 10 pieces from random games, each with a win for the side to move forced
+/// in exactly `plies` plies (or a loss in `plies - 1`), found by brute force.
+fn forced_positions(seed: u64, plies: u32, want: usize) -> (Vec<Position>, Vec<Position>) {
+    let mut rng = Rng(seed);
+    let (mut wins, mut losses) = (Vec::new(), Vec::new());
+    for _game in 0..4000 {
+        if wins.len() >= want && losses.len() >= want / 2 {
+            break;
+        }
+        let mut pos = Position::startpos();
+        loop {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.piece_count() < 6 {
+                break;
+            }
+            if pos.piece_count() <= 10 {
+                // Only the ones that need all the plies: no shorter forced result.
+                if wins.len() < want && wins_within(&pos, plies) && !wins_within(&pos, plies - 2) {
+                    wins.push(pos);
+                    break;
+                }
+                if losses.len() < want / 2
+                    && loses_within(&pos, plies - 1)
+                    && !loses_within(&pos, plies - 3)
+                {
+                    losses.push(pos);
+                    break;
+                }
+            }
+            let m = moves[rng.below(moves.len())];
+            pos.play(&m);
+        }
+    }
+    (wins, losses)
+}
+
+#[test]
+fn forced_wins_with_6_to_10_pieces_agree_with_brute_force() {
+    let t = std::time::Instant::now();
+    let (wins, losses) = forced_positions(0xb007_f0ce, 7, 12);
+    eprintln!(
+        "brute force: {} wins, {} losses in {:.2?}",
+        wins.len(),
+        losses.len(),
+        t.elapsed()
+    );
+    assert!(
+        wins.len() >= 8 && losses.len() >= 3,
+        "too few forced positions found"
+    );
+    for (list, expect) in [(&wins, Answer::Win), (&losses, Answer::Loss)] {
+        for pos in list.iter() {
+            assert!((6..=10).contains(&pos.piece_count()));
+            let r = run(pos, &NoTables, 200_000);
+            assert_eq!(
+                r.answer,
+                expect,
+                "{pos}: brute force says {}",
+                expect.text()
+            );
+            let text = checked(&r, pos, &NoTables);
+            let depth = r.proof.as_ref().unwrap().stats().depth;
+            eprintln!(
+                "{pos}: {} in {} nodes, proof {} nodes, depth {depth}",
+                expect.text(),
+                r.nodes,
+                text.lines().count() - 4
+            );
+        }
+    }
+}
+
+#[test]
+fn three_pieces_agree_with_the_tables() {
+    let mem = tables();
+    let two = Tables { mem, max: 2 };
+    let mut rng = Rng(0x5eed_0003);
+    let materials = Material::all_with_pieces(3);
+    let (mut wins, mut draws, mut losses, mut unknown) = (0, 0, 0, 0);
+    for i in 0..70 {
+        let m = materials[i % materials.len()];
+        let turn = if rng.below(2) == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let pos = random_placement(&mut rng, m, turn);
+        let wdl = mem.probe(&pos, Metric::Dtz).unwrap().wdl();
+        let r = run(&pos, &two, 150_000);
+        let expect = match wdl {
+            1 | 2 => Answer::Win,
+            0 => Answer::NotAWin,
+            _ => Answer::Loss,
+        };
+        if r.answer == Answer::Unknown {
+            // Draws that need a long repetition argument can take millions of nodes.
+            unknown += 1;
+            eprintln!("unknown: {pos} (table {wdl:+}), {} nodes", r.nodes);
+            continue;
+        }
+        assert_eq!(
+            r.answer,
+            expect,
+            "{pos}: table WDL {wdl:+}, prover says {}",
+            r.answer.text()
+        );
+        match r.answer {
+            Answer::Win => wins += 1,
+            Answer::Loss => losses += 1,
+            _ => {
+                assert!(r.disproof_size.is_some_and(|n| n > 0));
+                draws += 1
+            }
+        }
+        if r.proof.is_some() {
+            checked(&r, &pos, &two);
+        }
+    }
+    eprintln!("3 pieces: {wins} wins, {draws} not wins, {losses} losses, {unknown} unknown");
+    assert!(unknown <= 5, "too many unknown: {unknown}");
+    assert!(wins >= 20 && losses >= 10 && draws >= 4);
+}
+
+#[test]
+fn the_tables_decide_positions_they_hold() {
+    let mem = tables();
+    let three = Tables { mem, max: 3 };
+    let mut rng = Rng(0x7ab1e);
+    for m in Material::all_with_pieces(3).into_iter().step_by(5) {
+        let pos = random_placement(&mut rng, m, Color::White);
+        let wdl = mem.probe(&pos, Metric::Dtz).unwrap().wdl();
+        let r = run(&pos, &three, 10);
+        assert_eq!(r.nodes, 0, "{pos} is a table leaf");
+        let expect = match wdl {
+            1 | 2 => Answer::Win,
+            0 => Answer::NotAWin,
+            _ => Answer::Loss,
+        };
+        assert_eq!(r.answer, expect, "{pos}");
+        if r.proof.is_some() {
+            let text = checked(&r, &pos, &three);
+            assert!(text.contains(&format!("0 table {wdl:+}")), "{text}");
+        }
+    }
+}
+
+/// Short forced wins from the start position (found by a scan of all 2-ply openings with a
+/// budget of 20 000 nodes): Black's second move lets White give away every piece in a forced
+/// capture chain, or White's first two plies lose the same way.
+#[test]
+fn short_opening_wins_from_the_start_position() {
+    let mem = tables();
+    let three = Tables { mem, max: 3 };
+    let lines = [
+        ("a2a4 d7d6", Answer::Win),
+        ("b1a3 c7c5", Answer::Win),
+        ("e2e3 d7d5", Answer::Win),
+        ("g1h3 f7f5", Answer::Win),
+        ("a2a4 e7e5", Answer::Win),
+        ("b1a3 b8c6", Answer::Win),
+        ("e2e4 b7b5", Answer::Loss),
+        ("d2d4 e7e5", Answer::Loss),
+    ];
+    for (line, expect) in lines {
+        let mut pos = Position::startpos();
+        for m in line.split_whitespace() {
+            let mv = antitb::rules::notation::parse_uci(&pos, m).unwrap();
+            pos.play(&mv);
+        }
+        let r = run(&pos, &three, 100_000);
+        assert_eq!(r.answer, expect, "after {line}");
+        let text = checked(&r, &pos, &three);
+        let s = r.proof.as_ref().unwrap().stats();
+        eprintln!(
+            "{line}: {} in {} nodes, {:.3?}; proof {} nodes, depth {} ({} bytes)",
+            expect.text(),
+            r.nodes,
+            r.time,
+            s.nodes,
+            s.depth,
+            text.len()
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checker rejects damaged proofs, naming the node.
+
+/// A proof from a 3-piece position with 2-piece tables that has table leaves and an AND node
+/// with several replies.
+fn proof_with_table_leaves() -> (Position, String) {
+    let mem = tables();
+    let two = Tables { mem, max: 2 };
+    let mut rng = Rng(0xdead_beef);
+    let materials = Material::all_with_pieces(3);
+    for i in 0..400 {
+        let pos = random_placement(&mut rng, materials[i % materials.len()], Color::White);
+        let r = run(&pos, &two, 50_000);
+        if r.answer != Answer::Win {
+            continue;
+        }
+        let p: &Proof = r.proof.as_ref().unwrap();
+        let tables = p.steps.iter().any(|s| matches!(s, Step::Table(_)));
+        let wide = p
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::And(r) if r.len() >= 2));
+        if tables && wide && p.size() >= 10 {
+            return (pos, checked(&r, &pos, &two));
+        }
+    }
+    panic!("no suitable proof found");
+}
+
+fn node_lines(text: &str) -> Vec<(usize, Vec<String>)> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|t| t.parse::<u32>().is_ok())
+        })
+        .map(|(i, l)| (i, l.split_whitespace().map(str::to_string).collect()))
+        .collect()
+}
+
+fn with_line(text: &str, at: usize, new: &str) -> String {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i == at {
+                new.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn rejected(text: &str, oracle: &dyn Oracle) -> check::Rejected {
+    match check::check(text, oracle) {
+        Ok(c) => panic!("damaged proof accepted ({} nodes):\n{text}", c.nodes),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn damaged_proofs_are_rejected_naming_the_node() {
+    let mem = tables();
+    let two = Tables { mem, max: 2 };
+    let (_, text) = proof_with_table_leaves();
+    let lines = node_lines(&text);
+
+    // One defender reply removed.
+    let (at, tok) = lines
+        .iter()
+        .find(|(_, t)| t[1] == "and" && t.len() >= 6)
+        .unwrap();
+    let removed = format!("{} and {}", tok[0], tok[4..].join(" "));
+    let e = rejected(&with_line(&text, *at, &removed), &two);
+    assert_eq!(e.node, Some(tok[0].parse().unwrap()), "{e}");
+    assert!(
+        e.to_string().contains(&format!("node {}", tok[0])) && e.message.contains(&tok[2]),
+        "{e}"
+    );
+    assert!(e.message.contains("not covered"), "{e}");
+
+    // One table leaf changed.
+    let (at, tok) = lines.iter().find(|(_, t)| t[1] == "table").unwrap();
+    let other = if tok[2] == "+2" {
+        "+1"
+    } else if tok[2] == "-2" {
+        "-1"
+    } else {
+        "+2"
+    };
+    let e = rejected(
+        &with_line(&text, *at, &format!("{} table {other}", tok[0])),
+        &two,
+    );
+    assert_eq!(e.node, Some(tok[0].parse().unwrap()), "{e}");
+    assert!(e.message.contains("table gives"), "{e}");
+    // ... or claimed as the end of the game.
+    let e = rejected(&with_line(&text, *at, &format!("{} end", tok[0])), &two);
+    assert_eq!(e.node, Some(tok[0].parse().unwrap()), "{e}");
+    // ... or checked without the tables.
+    let e = rejected(&text, &NoTables);
+    assert!(e.message.contains("no table"), "{e}");
+
+    // A prover move replaced by another legal move: the lines below no longer fit.
+    let (at, tok) = lines.iter().find(|(_, t)| t[1] == "or").unwrap();
+    let _ = rejected(
+        &with_line(&text, *at, &format!("{} or a1a1 {}", tok[0], tok[3])),
+        &two,
+    );
+
+    // A node pointing back at the root: a cycle.
+    let e = rejected(
+        &with_line(&text, *at, &format!("{} or {} 0", tok[0], tok[2])),
+        &two,
+    );
+    assert_eq!(e.node, Some(tok[0].parse().unwrap()), "{e}");
+
+    // A node missing, or unreachable, or defined twice; a wrong header.
+    let last = lines.last().unwrap();
+    let e = rejected(&with_line(&text, last.0, "# removed"), &two);
+    assert!(e.message.contains("not defined"), "{e}");
+    let e = rejected(&format!("{text}\n999 end\n"), &two);
+    assert_eq!(e.node, Some(999), "{e}");
+    let e = rejected(&format!("{text}\n{}\n", last.1.join(" ")), &two);
+    assert!(e.message.contains("defined twice"), "{e}");
+    let e = rejected(&text.replacen("prover white", "prover black", 1), &two);
+    assert_eq!(e.node, Some(0), "{e}");
+    for bad in [
+        "",
+        "hello",
+        "antitb-proof 1\nroot nonsense\nprover white\n0 end",
+    ] {
+        let _ = rejected(bad, &two);
+    }
+}

@@ -1,0 +1,205 @@
+//! `antitb prove` and `antitb check-proof` as a user runs them: answers, proof files that the
+//! checker accepts, damaged files and bad input rejected with one line and a non-zero exit.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn antitb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_antitb"))
+        .args(args)
+        .output()
+        .expect("antitb runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("antitb-prove-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn prove_writes_a_proof_that_check_proof_accepts() {
+    let dir = scratch("opening");
+    let proof = dir.join("a4d6.proof");
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "a2a4 d7d6",
+        "--memory",
+        "8",
+        "-q",
+        "--proof",
+        s(&proof),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().next(), Some("win"), "{out}");
+    assert!(out.contains("proof 33 nodes"), "{out}");
+    assert!(out.contains("winning move"), "{out}");
+    let text = std::fs::read_to_string(&proof).unwrap();
+    assert!(text.starts_with("antitb-proof 1\n"), "{text}");
+
+    let o = antitb(&["check-proof", s(&proof), "--tables", s(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).starts_with("proof OK: White wins"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(stdout(&o).contains("depth 32 plies"), "{}", stdout(&o));
+
+    // The same with SAN and move numbers.
+    let o = antitb(&["prove", "--moves", "1. a4 d6", "--memory", "8", "-q"]);
+    assert_eq!(stdout(&o).lines().next(), Some("win"));
+
+    // Remove the defender's only reply at node 1: rejected, naming node 1.
+    let damaged = text
+        .lines()
+        .map(|l| if l.starts_with("1 and ") { "1 and" } else { l })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::write(&proof, damaged).unwrap();
+    let o = antitb(&["check-proof", s(&proof), "--tables", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains("node 1") && err.contains("not covered"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn loss_and_table_leaves_through_the_command_line() {
+    let dir = scratch("tables");
+    let tables = dir.join("tables");
+    let o = antitb(&[
+        "generate",
+        "--max-pieces",
+        "2",
+        "--tables",
+        s(&tables),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    // 1.e4 b5: White to move loses.
+    let proof = dir.join("e4b5.proof");
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "e2e4 b7b5",
+        "--tables",
+        s(&tables),
+        "-q",
+        "--proof",
+        s(&proof),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().next(), Some("loss"), "{}", stdout(&o));
+    let o = antitb(&["check-proof", s(&proof), "--tables", s(&tables)]);
+    assert!(
+        stdout(&o).starts_with("proof OK: Black wins"),
+        "{}{}",
+        stdout(&o),
+        stderr(&o)
+    );
+
+    // A 3-piece position proven through 2-piece table leaves; the checker needs the tables.
+    let fen = "8/8/8/3b4/8/8/8/KB6 w - - 0 1";
+    let o = antitb(&[
+        "prove",
+        fen,
+        "--tables",
+        s(&tables),
+        "-q",
+        "--proof",
+        s(&proof),
+    ]);
+    assert_eq!(stdout(&o).lines().next(), Some("win"), "{}", stdout(&o));
+    let o = antitb(&["check-proof", s(&proof), "--tables", s(&tables)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("1 table"), "{}", stdout(&o));
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let o = antitb(&["check-proof", s(&proof), "--tables", s(&empty)]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("no table holds this position"),
+        "{}",
+        stderr(&o)
+    );
+
+    // A draw: not a win, and no proof file.
+    let o = antitb(&[
+        "prove",
+        "8/8/8/3b4/8/8/8/K1B5 w - - 0 1",
+        "--tables",
+        s(&tables),
+        "-q",
+    ]);
+    assert_eq!(
+        stdout(&o).lines().next(),
+        Some("not a win"),
+        "{}",
+        stdout(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn budgets_and_bad_input() {
+    // A long win does not fit in 200 nodes: unknown, with what is known of each move.
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "e2e3 b7b5",
+        "--max-nodes",
+        "200",
+        "--memory",
+        "8",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().next(), Some("unknown"), "{out}");
+    assert!(out.contains("f1b5 open"), "{out}");
+
+    for args in [
+        vec!["prove", "not a fen"],
+        vec!["prove", "--moves", "e2e5"],
+        vec!["prove"],
+        vec!["prove", "--moves", "e2e4", "--time=-1"],
+        vec!["prove", "--moves", "e2e4", "--time", "0"],
+        vec!["prove", "--moves", "e2e4", "--memory", "0"],
+        vec![
+            "prove",
+            "--moves",
+            "e2e4",
+            "--tables",
+            "/nonexistent/antitb",
+        ],
+        vec!["check-proof", "/nonexistent/antitb.proof"],
+    ] {
+        let o = antitb(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("antitb: error: "), "{args:?}: {err}");
+    }
+}
