@@ -771,13 +771,14 @@ fn fixed_point(graph: &Graph, external: impl Fn(&Edge) -> i16) -> Vec<i16> {
         }
     }
     let mut is_dirty = vec![false; len];
-    // Number of moves into positions of the group that are still undecided.
+    // Number of moves into positions of the group that are still undecided (terminal positions
+    // are decided already).
     let mut unknown: Vec<u32> = (0..len)
         .map(|i| {
             graph
                 .moves(i)
                 .iter()
-                .filter(|e| e.child != EXTERNAL)
+                .filter(|e| e.child != EXTERNAL && val[e.child as usize] == UNKNOWN)
                 .count() as u32
         })
         .collect();
@@ -850,6 +851,24 @@ fn fixed_point(graph: &Graph, external: impl Fn(&Edge) -> i16) -> Vec<i16> {
                 None => break,
             }
         }
+    }
+    // What is left is a draw: check that no undecided position has a known winning move or
+    // only known moves (the scheduling above missed nothing).
+    for i in (0..len).filter(|&i| val[i] == UNKNOWN) {
+        let open = graph.moves(i).iter().all(|e| match e.child {
+            EXTERNAL => !matches!(unpack(external(e)), Some(V::Win(_))),
+            c => match unpack(val[c as usize]) {
+                None => true,
+                Some(v) => !matches!(v.through_move(), V::Win(_)),
+            },
+        }) && graph
+            .moves(i)
+            .iter()
+            .any(|e| e.child != EXTERNAL && val[e.child as usize] == UNKNOWN);
+        assert!(
+            open,
+            "naive fixed point: position {i} of its group left undecided"
+        );
     }
     val.into_iter()
         .map(|v| if v == UNKNOWN { DRAW } else { v })
