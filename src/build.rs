@@ -494,7 +494,14 @@ pub fn build(
         .map_err(|e| BuildError::Dir(opts.dir.clone(), e.to_string()))?;
         let mut bytes = 0;
         for &metric in metrics {
-            let decoded = DecodedTables::new(&source);
+            let mut decoded = DecodedTables::new(&source);
+            let needed: Vec<Material> = Material::closure(&[m])
+                .into_iter()
+                .filter(|&d| d != m)
+                .collect();
+            decoded
+                .preload(&needed, metric)
+                .map_err(|e| BuildError::Gen(m, e))?;
             let table = generate(m, metric, &decoded, &|p| {
                 events(&BuildEvent::Solver(p.clone()))
             })

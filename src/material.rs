@@ -88,11 +88,10 @@ fn side_string(c: &[u8; 6]) -> String {
 }
 
 /// Side strings compared letter by letter in the order K < Q < R < B < N < P.
-fn side_key(c: &[u8; 6]) -> Vec<u8> {
+fn side_key(c: &[u8; 6]) -> impl Iterator<Item = u8> + '_ {
     Role::ALL
         .iter()
         .flat_map(|r| std::iter::repeat_n(r.index() as u8, c[r.index()] as usize))
-        .collect()
 }
 
 impl Material {
@@ -173,7 +172,11 @@ impl Material {
     /// Is White the canonical first side (SPEC.md §6)?
     pub fn is_canonical(&self) -> bool {
         let (w, b) = (self.side_count(Color::White), self.side_count(Color::Black));
-        w > b || (w == b && side_key(&self.counts[0]) <= side_key(&self.counts[1]))
+        w > b
+            || (w == b
+                && side_key(&self.counts[0])
+                    .cmp(side_key(&self.counts[1]))
+                    .is_le())
     }
 
     /// The canonical orientation of this table.

@@ -22,11 +22,15 @@ struct Decoded {
     sides: [Vec<u16>; 2],
 }
 
-type Cache = HashMap<(Material, FileKind), Option<Arc<Decoded>>, BuildHasherDefault<MaterialHasher>>;
+type Cache =
+    HashMap<(Material, FileKind), Option<Arc<Decoded>>, BuildHasherDefault<MaterialHasher>>;
 
 /// A [`TableSource`] over a [`Tablebase`] that keeps small tables decoded in memory.
 pub struct DecodedTables<'a> {
     tb: &'a Tablebase,
+    /// Tables decoded up front ([`DecodedTables::preload`]): read without a lock.
+    fixed: Cache,
+    /// Tables decoded on first use.
     cache: RwLock<Cache>,
 }
 
@@ -35,7 +39,27 @@ impl<'a> DecodedTables<'a> {
     pub const MAX_SLOTS: u64 = 1 << 26;
 
     pub fn new(tb: &'a Tablebase) -> DecodedTables<'a> {
-        DecodedTables { tb, cache: RwLock::new(Cache::default()) }
+        DecodedTables {
+            tb,
+            fixed: Cache::default(),
+            cache: RwLock::new(Cache::default()),
+        }
+    }
+
+    /// Decode `materials` now (the tables a generation will look up), so that lookups in them
+    /// take no lock: with a shared lock, two threads making millions of lookups spend much of
+    /// their time handing its cache line back and forth.
+    pub fn preload(&mut self, materials: &[Material], metric: Metric) -> Result<(), GenError> {
+        let kind = if metric == Metric::Dtz {
+            FileKind::Wdl
+        } else {
+            FileKind::Dtw
+        };
+        for &m in materials {
+            let d = self.decoded(m, kind)?;
+            self.fixed.insert((m.canonical(), kind), d);
+        }
+        Ok(())
     }
 
     fn decoded(&self, m: Material, kind: FileKind) -> Result<Option<Arc<Decoded>>, GenError> {
@@ -48,25 +72,50 @@ impl<'a> DecodedTables<'a> {
             e => GenError::Source(e.to_string()),
         })?;
         let d = if t.index.size() <= Self::MAX_SLOTS {
-            let side = |s| t.decode_side(s).map_err(|e| GenError::Source(e.to_string()));
-            Some(Arc::new(Decoded { index: t.index.clone(), sides: [side(0)?, side(1)?] }))
+            let side = |s| {
+                t.decode_side(s)
+                    .map_err(|e| GenError::Source(e.to_string()))
+            };
+            Some(Arc::new(Decoded {
+                index: t.index.clone(),
+                sides: [side(0)?, side(1)?],
+            }))
         } else {
             None
         };
-        self.cache.write().expect("cache lock").insert(key, d.clone());
+        self.cache
+            .write()
+            .expect("cache lock")
+            .insert(key, d.clone());
         Ok(d)
     }
 }
 
 impl TableSource for DecodedTables<'_> {
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
-        let kind = if metric == Metric::Dtz { FileKind::Wdl } else { FileKind::Dtw };
+        let kind = if metric == Metric::Dtz {
+            FileKind::Wdl
+        } else {
+            FileKind::Dtw
+        };
         let m = Material::of_position(pos);
-        match self.decoded(m, kind)? {
+        let owned;
+        let d: Option<&Decoded> = match self.fixed.get(&(m.canonical(), kind)) {
+            Some(d) => d.as_deref(),
+            None => {
+                owned = self.decoded(m, kind)?;
+                owned.as_deref()
+            }
+        };
+        match d {
             Some(d) => {
                 let (side, idx) = d.index.encode(pos).expect("material matches its table");
                 let raw = d.sides[side][idx as usize];
-                Ok(if kind == FileKind::Wdl { super::wdl_value(raw as i8 - 2) } else { Value(raw) })
+                Ok(if kind == FileKind::Wdl {
+                    super::wdl_value(raw as i8 - 2)
+                } else {
+                    Value(raw)
+                })
             }
             None => self.tb.stored_value(pos, metric),
         }
