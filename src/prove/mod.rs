@@ -23,9 +23,10 @@
 //!   play (the probe resolves captures); the table's WDL decides;
 //! - it repeats a position of the current path: not a win for the prover.
 //!
-//! Other children start with cheap knowledge: an OR child gets pn 1 and dn = its number of moves,
-//! an AND child pn = its number of moves and dn 1. Antichess's compulsory captures make many of
-//! these numbers 1: a forced reply costs nothing to prove through.
+//! Other children start with cheap knowledge: an OR child gets dn = its number of moves, an AND
+//! child pn = its number of moves (compulsory captures make many of these 1: a forced reply
+//! costs nothing to prove through), and the proof number grows by half the number of pieces the
+//! prover still has to give away.
 //!
 //! Transpositions and repetitions (the graph-history interaction). The search itself is
 //! optimistic: a child repeating a position of the path counts as disproved, and disproofs found

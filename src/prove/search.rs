@@ -262,8 +262,23 @@ impl<'a> Search<'a> {
                 self.store_leaf(key, Val::DISPROVEN);
                 Val::DISPROVEN
             }
-            Leaf::Open(n) if pos.turn() == self.prover => Val { pn: 1, dn: n },
-            Leaf::Open(n) => Val { pn: n, dn: 1 },
+            // Mobility: every defender reply must be refuted, every prover move must fail.
+            // Plus half the pieces the prover still has to give away (measured on five 2-ply
+            // opening wins: 24% fewer nodes than mobility alone).
+            Leaf::Open(n) => {
+                let to_lose = pos.board().by_color(self.prover).count() / 2;
+                if pos.turn() == self.prover {
+                    Val {
+                        pn: 1 + to_lose,
+                        dn: n,
+                    }
+                } else {
+                    Val {
+                        pn: n + to_lose,
+                        dn: 1,
+                    }
+                }
+            }
         }
     }
 
@@ -323,22 +338,28 @@ impl<'a> Search<'a> {
         let start_nodes = self.nodes;
         let mut kids: Vec<Child> = Vec::new();
         {
+            // All children first, their table buckets requested ahead of use (most are cache
+            // misses), then their values.
             let moves = pos.legal_moves();
             kids.reserve(moves.len());
             for m in moves.iter() {
                 let c = pos.after(m);
                 let ck = hash::key(&c);
-                let zeroing = m.is_zeroing();
-                let v = self.child_value(&c, ck, zeroing);
+                self.tt.prefetch(ck ^ self.pword);
                 kids.push(Child {
                     mv: *m,
                     pos: c,
                     key: ck,
-                    zeroing,
-                    v,
+                    zeroing: m.is_zeroing(),
+                    v: Val { pn: 1, dn: 1 },
                 });
+            }
+            for i in 0..kids.len() {
+                let v = self.child_value(&kids[i].pos, kids[i].key, kids[i].zeroing);
+                kids[i].v = v;
                 // A proved move (or a disproved reply) settles the node at once.
                 if (or && v.pn == 0) || (!or && v.dn == 0) {
+                    kids.truncate(i + 1);
                     break;
                 }
             }
