@@ -187,6 +187,7 @@ fn budgets_and_bad_input() {
         vec!["prove", "--moves", "e2e4", "--time=-1"],
         vec!["prove", "--moves", "e2e4", "--time", "0"],
         vec!["prove", "--moves", "e2e4", "--memory", "0"],
+        vec!["prove", "--moves", "e2e4", "--memory", "100000000000", "-q"],
         vec![
             "prove",
             "--moves",

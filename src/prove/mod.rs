@@ -218,6 +218,8 @@ pub struct Report {
 pub enum ProveError {
     /// A table probe failed (corrupt file, unreadable directory).
     Table(String),
+    /// The transposition table could not be allocated.
+    Memory(String),
     /// The search thread could not start or died.
     Thread(String),
 }
@@ -226,6 +228,7 @@ impl std::fmt::Display for ProveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ProveError::Table(e) => write!(f, "table probe failed: {e}"),
+            ProveError::Memory(e) => f.write_str(e),
             ProveError::Thread(e) => write!(f, "search thread: {e}"),
         }
     }

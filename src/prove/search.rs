@@ -106,10 +106,10 @@ impl<'a> Search<'a> {
         oracle: &'a dyn Oracle,
         opts: &'a Options,
         progress: &'a mut (dyn FnMut(&Progress) + Send),
-    ) -> Search<'a> {
+    ) -> Result<Search<'a>, ProveError> {
         let start = Instant::now();
-        Search {
-            tt: Tt::with_bytes(opts.memory),
+        Ok(Search {
+            tt: Tt::with_bytes(opts.memory).map_err(ProveError::Memory)?,
             oracle,
             max_pieces: oracle.max_pieces(),
             opts,
@@ -133,7 +133,7 @@ impl<'a> Search<'a> {
             probes: 0,
             root_val: Val { pn: 1, dn: 1 },
             root_moves: Vec::new(),
-        }
+        })
     }
 
     /// Set the path to the history (oldest first) plus the root, for a search by `prover`.
@@ -856,7 +856,7 @@ pub(super) fn run(
     opts: &Options,
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Report, ProveError> {
-    let mut s = Search::new(oracle, opts, progress);
+    let mut s = Search::new(oracle, opts, progress)?;
     let stm = root.turn();
     s.set_root(root, history, stm);
     let report = |s: &Search,

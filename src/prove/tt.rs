@@ -64,18 +64,27 @@ fn check_of(key: u64) -> u32 {
 }
 
 impl Tt {
-    /// A table using at most `bytes` of memory (at least one bucket; a power of two of buckets).
-    pub fn with_bytes(bytes: usize) -> Tt {
+    /// A table using at most `bytes` of memory (at least one bucket; a power of two of buckets),
+    /// or an error if the memory cannot be had.
+    pub fn with_bytes(bytes: usize) -> Result<Tt, String> {
         let bucket = std::mem::size_of::<Bucket>();
         let mut n = 1usize;
         while n * 2 * bucket <= bytes {
             n *= 2;
         }
-        Tt {
-            buckets: vec![Bucket::default(); n],
+        let mut buckets = Vec::new();
+        buckets.try_reserve_exact(n).map_err(|e| {
+            format!(
+                "cannot allocate a {} MB transposition table: {e}",
+                (n * bucket) >> 20
+            )
+        })?;
+        buckets.resize(n, Bucket::default());
+        Ok(Tt {
+            buckets,
             mask: n as u64 - 1,
             used: 0,
-        }
+        })
     }
 
     /// Number of entries the table can hold.
@@ -165,7 +174,7 @@ mod tests {
     #[test]
     fn store_find_replace() {
         assert_eq!(std::mem::size_of::<Bucket>(), 64);
-        let mut tt = Tt::with_bytes(1 << 12);
+        let mut tt = Tt::with_bytes(1 << 12).unwrap();
         assert_eq!(tt.bytes(), 1 << 12);
         let cap = tt.capacity();
         for k in 1..=(3 * cap as u64) {
