@@ -146,9 +146,15 @@ impl Index {
             // triangle domain works for groups of up to 3 identical pieces: for every set of 2
             // or 3 squares some symmetry puts the lowest of them into the triangle (checked
             // exhaustively), and no table of up to 7 pieces needs a larger leading group.
-            let pos = (0..groups.len()).min_by_key(|&i| groups[i].count).expect("a table has pieces");
+            let pos = (0..groups.len())
+                .min_by_key(|&i| groups[i].count)
+                .expect("a table has pieces");
             let g = groups.remove(pos);
-            assert!(g.count <= 3, "no index for a leading group of {} identical pieces", g.count);
+            assert!(
+                g.count <= 3,
+                "no index for a leading group of {} identical pieces",
+                g.count
+            );
             groups.insert(0, g);
             Domain::Triangle
         };
@@ -162,7 +168,11 @@ impl Index {
         }
         let pieces = material.count();
         let size = domain_squares.len() as u64 * 64u64.pow(pieces as u32 - 1);
-        let transforms: Vec<u8> = if material.has_pawns() { vec![0, 1] } else { (0..8).collect() };
+        let transforms: Vec<u8> = if material.has_pawns() {
+            vec![0, 1]
+        } else {
+            (0..8).collect()
+        };
         let lead_transforms = (domain == Domain::Triangle && groups[0].count == 1).then(|| {
             let mut t = [0u8; 64];
             for sq in Square::all() {
@@ -174,8 +184,22 @@ impl Index {
             }
             t
         });
-        let digits = groups.iter().flat_map(|g| std::iter::repeat_n((g.piece, g.count == 1), g.count)).collect();
-        Index { material, groups, domain, domain_of, domain_squares, pieces, size, transforms, lead_transforms, digits }
+        let digits = groups
+            .iter()
+            .flat_map(|g| std::iter::repeat_n((g.piece, g.count == 1), g.count))
+            .collect();
+        Index {
+            material,
+            groups,
+            domain,
+            domain_of,
+            domain_squares,
+            pieces,
+            size,
+            transforms,
+            lead_transforms,
+            digits,
+        }
     }
 
     pub fn material(&self) -> Material {

@@ -18,9 +18,9 @@
 
 use crate::format::{self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats};
 use crate::r#gen::Table;
-use crate::value::{Metric, Value};
 use crate::index::Index;
 use crate::material::Material;
+use crate::value::{Metric, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -63,7 +63,10 @@ pub fn file_name(material: Material, kind: FileKind) -> String {
 pub enum StoreError {
     Format(FormatError),
     /// The file is readable but does not describe the table it is named after.
-    Mismatch { path: PathBuf, what: String },
+    Mismatch {
+        path: PathBuf,
+        what: String,
+    },
 }
 
 impl fmt::Display for StoreError {
@@ -107,7 +110,11 @@ fn meta(material: Material, kind: FileKind, index: &Index, encoding: Vec<u8>) ->
 }
 
 /// Write the WDL and DTZ files of a DTZ table, or the DTW file of a DTW table, into `dir`.
-pub fn write_table(dir: &Path, table: &Table, opts: &WriteOptions) -> Result<Vec<(PathBuf, WriteStats)>, StoreError> {
+pub fn write_table(
+    dir: &Path,
+    table: &Table,
+    opts: &WriteOptions,
+) -> Result<Vec<(PathBuf, WriteStats)>, StoreError> {
     let material = table.material();
     let mut written = Vec::new();
     if table.metric == Metric::Dtz {
@@ -121,7 +128,11 @@ pub fn write_table(dir: &Path, table: &Table, opts: &WriteOptions) -> Result<Vec
         )?;
         written.push((path, stats));
     }
-    let kind = if table.metric == Metric::Dtz { FileKind::Dtz } else { FileKind::Dtw };
+    let kind = if table.metric == Metric::Dtz {
+        FileKind::Dtz
+    } else {
+        FileKind::Dtw
+    };
     // Symbol map: value codes by decreasing frequency (ties by code), so the commonest is 0.
     let mut freq: HashMap<u16, u64> = HashMap::new();
     for side in 0..2 {
@@ -133,7 +144,11 @@ pub fn write_table(dir: &Path, table: &Table, opts: &WriteOptions) -> Result<Vec
     }
     let mut codes: Vec<(u16, u64)> = freq.into_iter().collect();
     codes.sort_by_key(|&(c, n)| (std::cmp::Reverse(n), c));
-    let sym_of: HashMap<u16, u16> = codes.iter().enumerate().map(|(i, &(c, _))| (c, i as u16)).collect();
+    let sym_of: HashMap<u16, u16> = codes
+        .iter()
+        .enumerate()
+        .map(|(i, &(c, _))| (c, i as u16))
+        .collect();
     let encoding: Vec<u8> = codes.iter().flat_map(|&(c, _)| c.to_le_bytes()).collect();
     let path = dir.join(file_name(material, kind));
     let m = meta(material, kind, &table.index, encoding);
@@ -159,29 +174,60 @@ pub struct StoredTable {
 
 impl StoredTable {
     /// Open `path` as the `kind` file of `material`, checking that its header agrees.
-    pub fn open(path: &Path, material: Material, kind: FileKind, opts: &format::ReadOptions) -> Result<StoredTable, StoreError> {
+    pub fn open(
+        path: &Path,
+        material: Material,
+        kind: FileKind,
+        opts: &format::ReadOptions,
+    ) -> Result<StoredTable, StoreError> {
         let material = material.canonical();
         let file = TableFile::open_with(path, opts)?;
         let index = Index::new(material);
         let meta = file.meta();
-        let mismatch = |what: String| StoreError::Mismatch { path: path.to_path_buf(), what };
+        let mismatch = |what: String| StoreError::Mismatch {
+            path: path.to_path_buf(),
+            what,
+        };
         if meta.material != material.to_string() {
-            return Err(mismatch(format!("holds material {}, expected {material}", meta.material)));
+            return Err(mismatch(format!(
+                "holds material {}, expected {material}",
+                meta.material
+            )));
         }
         if meta.metric != kind.format_metric() {
-            return Err(mismatch(format!("holds metric {}, expected {}", meta.metric, kind.extension())));
+            return Err(mismatch(format!(
+                "holds metric {}, expected {}",
+                meta.metric,
+                kind.extension()
+            )));
         }
         if meta.index_params != index.params() {
-            return Err(mismatch("index parameters differ from this version's".to_string()));
+            return Err(mismatch(
+                "index parameters differ from this version's".to_string(),
+            ));
         }
         if file.section_count() != 2 || (0..2).any(|s| file.section_len(s) != index.size()) {
-            return Err(mismatch(format!("expected 2 sections of {} values", index.size())));
+            return Err(mismatch(format!(
+                "expected 2 sections of {} values",
+                index.size()
+            )));
         }
-        let codes: Vec<u16> = meta.encoding.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-        if kind != FileKind::Wdl && (codes.is_empty() || codes.iter().any(|&c| Value::from_code(c).is_none())) {
+        let codes: Vec<u16> = meta
+            .encoding
+            .chunks_exact(2)
+            .map(|c| u16::from_le_bytes([c[0], c[1]]))
+            .collect();
+        if kind != FileKind::Wdl
+            && (codes.is_empty() || codes.iter().any(|&c| Value::from_code(c).is_none()))
+        {
             return Err(mismatch("bad value map".to_string()));
         }
-        Ok(StoredTable { index, kind, file, codes })
+        Ok(StoredTable {
+            index,
+            kind,
+            file,
+            codes,
+        })
     }
 
     /// The file's path.
@@ -208,7 +254,10 @@ impl StoredTable {
     }
 
     fn corrupt(&self, what: String) -> StoreError {
-        StoreError::Mismatch { path: self.path().to_path_buf(), what }
+        StoreError::Mismatch {
+            path: self.path().to_path_buf(),
+            what,
+        }
     }
 
     /// The stored WDL (−2..=2) of a slot (WDL files only).
@@ -226,6 +275,16 @@ impl StoredTable {
     /// Every slot of one side, decoded: WDL + 2 for WDL files, value codes otherwise.
     pub fn decode_side(&self, side: usize) -> Result<Vec<u16>, StoreError> {
         let raw = self.file.decode_section(side)?;
-        raw.into_iter().map(|r| self.decode(r).map(|v| if self.kind == FileKind::Wdl { (v + 2) as u16 } else { v as u16 })).collect()
+        raw.into_iter()
+            .map(|r| {
+                self.decode(r).map(|v| {
+                    if self.kind == FileKind::Wdl {
+                        (v + 2) as u16
+                    } else {
+                        v as u16
+                    }
+                })
+            })
+            .collect()
     }
 }

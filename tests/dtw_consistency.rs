@@ -23,7 +23,9 @@ fn check(mem: &MemoryTables, m: Material) -> (u64, u64) {
     };
     for side in 0..2 {
         for idx in 0..index.size() {
-            let Some(pos) = index.decode(side, idx) else { continue };
+            let Some(pos) = index.decode(side, idx) else {
+                continue;
+            };
             checked += 1;
             let v = mem.probe(&pos, Metric::Dtw).unwrap();
             let z = mem.probe(&pos, Metric::Dtz).unwrap();
@@ -37,20 +39,35 @@ fn check(mem: &MemoryTables, m: Material) -> (u64, u64) {
                 }
                 continue;
             }
-            let children: Vec<Value> = moves.iter().map(|m| mem.probe(&pos.after(m), Metric::Dtw).unwrap()).collect();
+            let children: Vec<Value> = moves
+                .iter()
+                .map(|m| mem.probe(&pos.after(m), Metric::Dtw).unwrap())
+                .collect();
             let d = u32::from(v.distance());
             if v.is_win() {
-                let best = children.iter().filter(|c| c.is_loss()).map(|c| u32::from(c.distance())).min();
+                let best = children
+                    .iter()
+                    .filter(|c| c.is_loss())
+                    .map(|c| u32::from(c.distance()))
+                    .min();
                 if best != Some(d - 1) {
-                    fail(&pos, format!("win in {d}, shortest move to a loss: {best:?}"));
+                    fail(
+                        &pos,
+                        format!("win in {d}, shortest move to a loss: {best:?}"),
+                    );
                 }
             } else if v.is_loss() {
-                let all_win = children.iter().all(|c| c.is_win() && u32::from(c.distance()) < d);
-                let exact = children.iter().any(|c| c.is_win() && u32::from(c.distance()) == d - 1);
+                let all_win = children
+                    .iter()
+                    .all(|c| c.is_win() && u32::from(c.distance()) < d);
+                let exact = children
+                    .iter()
+                    .any(|c| c.is_win() && u32::from(c.distance()) == d - 1);
                 if !all_win || !exact {
                     fail(&pos, format!("loss in {d}, children {children:?}"));
                 }
-            } else if children.iter().any(|c| c.is_loss()) || !children.iter().any(|c| c.is_draw()) {
+            } else if children.iter().any(|c| c.is_loss()) || !children.iter().any(|c| c.is_draw())
+            {
                 fail(&pos, format!("draw, children {children:?}"));
             }
         }
@@ -60,7 +77,10 @@ fn check(mem: &MemoryTables, m: Material) -> (u64, u64) {
 
 #[test]
 fn dtw_is_consistent_on_4_piece_tables() {
-    let sample: Vec<Material> = ["KRvKN", "KPvKN"].iter().map(|s| Material::parse(s).unwrap().canonical()).collect();
+    let sample: Vec<Material> = ["KRvKN", "KPvKN"]
+        .iter()
+        .map(|s| Material::parse(s).unwrap().canonical())
+        .collect();
     let mut mem = MemoryTables::new();
     mem.generate_closure(&sample, Metric::Dtz).unwrap();
     mem.generate_closure(&sample, Metric::Dtw).unwrap();
@@ -70,7 +90,10 @@ fn dtw_is_consistent_on_4_piece_tables() {
         checked += c;
         bad += b;
     }
-    println!("{checked} positions of {} 4-piece tables checked, {bad} inconsistencies", sample.len());
+    println!(
+        "{checked} positions of {} 4-piece tables checked, {bad} inconsistencies",
+        sample.len()
+    );
     assert!(checked > 1_000_000);
     assert_eq!(bad, 0);
 }

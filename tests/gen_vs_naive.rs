@@ -27,7 +27,9 @@ fn placements(m: Material, f: &mut impl FnMut(Position)) {
             return;
         };
         for sq in Square::all() {
-            if board.occupied().contains(sq) || (p.role == Role::Pawn && (sq.rank() == 0 || sq.rank() == 7)) {
+            if board.occupied().contains(sq)
+                || (p.role == Role::Pawn && (sq.rank() == 0 || sq.rank() == 7))
+            {
                 continue;
             }
             let mut b = board;
@@ -51,14 +53,26 @@ fn generator_equals_naive_solver_up_to_3_pieces() {
             placements(m, &mut |pos| {
                 let dtz = mem.probe(&pos, Metric::Dtz).unwrap();
                 let dtw = mem.probe(&pos, Metric::Dtw).unwrap();
-                let ours = (dtz.wdl(), dtz.signed(), if dtw.is_draw() { None } else { Some(dtw.signed()) });
-                let expect = naive.value(&pos).expect("naive solved every material up to 3 pieces");
+                let ours = (
+                    dtz.wdl(),
+                    dtz.signed(),
+                    if dtw.is_draw() {
+                        None
+                    } else {
+                        Some(dtw.signed())
+                    },
+                );
+                let expect = naive
+                    .value(&pos)
+                    .expect("naive solved every material up to 3 pieces");
                 let flipped = mem.probe(&pos.swap_colors(), Metric::Dtz).unwrap();
                 checked += 1;
                 if ours != expect || flipped != dtz {
                     mismatches += 1;
                     if mismatches <= 20 {
-                        eprintln!("{m} {pos}: generator {ours:?} (flipped {flipped:?}), naive {expect:?}");
+                        eprintln!(
+                            "{m} {pos}: generator {ours:?} (flipped {flipped:?}), naive {expect:?}"
+                        );
                     }
                 }
             });

@@ -33,11 +33,23 @@ fn to_shakmaty(pos: &Position) -> Antichess {
             Role::Knight => shakmaty::Role::Knight,
             Role::Pawn => shakmaty::Role::Pawn,
         };
-        let color = if p.color == Color::White { shakmaty::Color::White } else { shakmaty::Color::Black };
-        setup.board.set_piece_at(shakmaty::Square::new(sq.index() as u32), shakmaty::Piece { color, role });
+        let color = if p.color == Color::White {
+            shakmaty::Color::White
+        } else {
+            shakmaty::Color::Black
+        };
+        setup.board.set_piece_at(
+            shakmaty::Square::new(sq.index() as u32),
+            shakmaty::Piece { color, role },
+        );
     }
-    setup.turn = if pos.turn() == Color::White { shakmaty::Color::White } else { shakmaty::Color::Black };
-    Antichess::from_setup(setup, CastlingMode::Standard).expect("table positions are legal antichess positions")
+    setup.turn = if pos.turn() == Color::White {
+        shakmaty::Color::White
+    } else {
+        shakmaty::Color::Black
+    };
+    Antichess::from_setup(setup, CastlingMode::Standard)
+        .expect("table positions are legal antichess positions")
 }
 
 struct Outcome {
@@ -47,39 +59,67 @@ struct Outcome {
 }
 
 /// Compare every `stride`-th valid slot of `material` (both sides) with the reference.
-fn compare(r: &Reference, tb: &shakmaty_syzygy::Tablebase<Antichess>, material: Material, stride: u64, ours: &(dyn Fn(&Position) -> Value + Sync)) -> Outcome {
+fn compare(
+    r: &Reference,
+    tb: &shakmaty_syzygy::Tablebase<Antichess>,
+    material: Material,
+    stride: u64,
+    ours: &(dyn Fn(&Position) -> Value + Sync),
+) -> Outcome {
     let index = Index::new(material);
-    let out = Mutex::new(Outcome { positions: 0, wdl_mismatches: 0, tally: DtzTally::default() });
-    let chunk = 1 << 14;
-    (0..index.size().div_ceil(chunk)).into_par_iter().for_each(|c| {
-        let mut local = Outcome { positions: 0, wdl_mismatches: 0, tally: DtzTally::default() };
-        for idx in (c * chunk..((c + 1) * chunk).min(index.size())).filter(|i| i % stride == 0) {
-            for side in 0..2 {
-                let Some(pos) = index.decode(side, idx) else { continue };
-                let v = ours(&pos);
-                let sp = to_shakmaty(&pos);
-                let wdl = tb.probe_wdl_after_zeroing(&sp).expect("reference probe") as i8;
-                local.positions += 1;
-                if wdl != v.wdl() {
-                    local.wdl_mismatches += 1;
-                    if local.wdl_mismatches <= 5 {
-                        eprintln!("WDL mismatch {material} {pos}: ours {v:?} (wdl {}), syzygy {wdl}", v.wdl());
-                    }
-                    continue;
-                }
-                if v.wdl() == 0 {
-                    continue;
-                }
-                let p = tb.probe_dtz(&sp).expect("reference probe").ignore_rounding().0;
-                let class = r.classify(v.signed(), v.wdl(), p, &pos).expect("reference probe");
-                local.tally.add(class, &pos, v.wdl(), v.signed(), p);
-            }
-        }
-        let mut o = out.lock().unwrap();
-        o.positions += local.positions;
-        o.wdl_mismatches += local.wdl_mismatches;
-        o.tally.merge(local.tally);
+    let out = Mutex::new(Outcome {
+        positions: 0,
+        wdl_mismatches: 0,
+        tally: DtzTally::default(),
     });
+    let chunk = 1 << 14;
+    (0..index.size().div_ceil(chunk))
+        .into_par_iter()
+        .for_each(|c| {
+            let mut local = Outcome {
+                positions: 0,
+                wdl_mismatches: 0,
+                tally: DtzTally::default(),
+            };
+            for idx in (c * chunk..((c + 1) * chunk).min(index.size())).filter(|i| i % stride == 0)
+            {
+                for side in 0..2 {
+                    let Some(pos) = index.decode(side, idx) else {
+                        continue;
+                    };
+                    let v = ours(&pos);
+                    let sp = to_shakmaty(&pos);
+                    let wdl = tb.probe_wdl_after_zeroing(&sp).expect("reference probe") as i8;
+                    local.positions += 1;
+                    if wdl != v.wdl() {
+                        local.wdl_mismatches += 1;
+                        if local.wdl_mismatches <= 5 {
+                            eprintln!(
+                                "WDL mismatch {material} {pos}: ours {v:?} (wdl {}), syzygy {wdl}",
+                                v.wdl()
+                            );
+                        }
+                        continue;
+                    }
+                    if v.wdl() == 0 {
+                        continue;
+                    }
+                    let p = tb
+                        .probe_dtz(&sp)
+                        .expect("reference probe")
+                        .ignore_rounding()
+                        .0;
+                    let class = r
+                        .classify(v.signed(), v.wdl(), p, &pos)
+                        .expect("reference probe");
+                    local.tally.add(class, &pos, v.wdl(), v.signed(), p);
+                }
+            }
+            let mut o = out.lock().unwrap();
+            o.positions += local.positions;
+            o.wdl_mismatches += local.wdl_mismatches;
+            o.tally.merge(local.tally);
+        });
     out.into_inner().unwrap()
 }
 
@@ -95,17 +135,30 @@ fn run(materials: &[Material], stride: u64, ours: &(dyn Fn(&Position) -> Value +
         println!("{SKIPPED}");
         return;
     };
-    let mut total = Outcome { positions: 0, wdl_mismatches: 0, tally: DtzTally::default() };
+    let mut total = Outcome {
+        positions: 0,
+        wdl_mismatches: 0,
+        tally: DtzTally::default(),
+    };
     for &m in materials {
         let o = compare(&r, &tb, m, stride, ours);
         total.positions += o.positions;
         total.wdl_mismatches += o.wdl_mismatches;
         total.tally.merge(o.tally);
     }
-    println!("{} tables, {} positions (every {stride}th slot), WDL mismatches {}", materials.len(), total.positions, total.wdl_mismatches);
+    println!(
+        "{} tables, {} positions (every {stride}th slot), WDL mismatches {}",
+        materials.len(),
+        total.positions,
+        total.wdl_mismatches
+    );
     println!("DTZ classes of decisive positions:\n{}", total.tally);
     assert_eq!(total.wdl_mismatches, 0);
-    assert_eq!(total.tally.failures(), 0, "DTZ disagreements beyond the documented ones");
+    assert_eq!(
+        total.tally.failures(),
+        0,
+        "DTZ disagreements beyond the documented ones"
+    );
 }
 
 /// The 4-piece tables checked in every test run: pawnless and pawnful, unique and repeated
@@ -118,7 +171,10 @@ fn every_position_up_to_3_pieces_and_a_4_piece_sample() {
     mem.generate_up_to(3, Metric::Dtz).unwrap();
     let small: Vec<Material> = (2..=3).flat_map(Material::all_with_pieces).collect();
     run(&small, 1, &|p| mem.probe(p, Metric::Dtz).unwrap());
-    let sample: Vec<Material> = SAMPLE_4.iter().map(|s| Material::parse(s).unwrap()).collect();
+    let sample: Vec<Material> = SAMPLE_4
+        .iter()
+        .map(|s| Material::parse(s).unwrap())
+        .collect();
     mem.generate_closure(&sample, Metric::Dtz).unwrap();
     run(&sample, 13, &|p| mem.probe(p, Metric::Dtz).unwrap());
 }
@@ -127,7 +183,10 @@ fn every_position_up_to_3_pieces_and_a_4_piece_sample() {
 #[ignore = "long: every table up to 4 pieces; run explicitly after `antitb generate`"]
 fn full_4_piece_comparison() {
     let dir = std::env::var("ANTITB_TABLES").unwrap_or_else(|_| "tables".to_string());
-    let stride = std::env::var("ANTITB_STRIDE").ok().and_then(|s| s.parse().ok()).unwrap_or(1);
+    let stride = std::env::var("ANTITB_STRIDE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
     let tb = Tablebase::open(&[dir]).expect("table directory");
     let all: Vec<Material> = (2..=4).flat_map(Material::all_with_pieces).collect();
     run(&all, stride, &|p| tb.probe_dtz(p).unwrap());

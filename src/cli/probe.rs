@@ -60,15 +60,28 @@ pub fn run(args: ProbeArgs) -> Result<(), String> {
             }
         }
     }
-    if failed { Err("some positions could not be probed".to_string()) } else { Ok(()) }
+    if failed {
+        Err("some positions could not be probed".to_string())
+    } else {
+        Ok(())
+    }
 }
 
 fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> {
     let pos: Position = fen.parse().map_err(|e| format!("bad FEN '{fen}': {e}"))?;
     let game_over = pos.us().is_empty() || pos.legal_moves().is_empty();
     let p = tb.probe(&pos).map_err(|e| e.to_string())?;
-    let moves = if game_over { Vec::new() } else { tb.rank_moves(&pos, args.by).map_err(|e| e.to_string())? };
-    let line = if args.line && !game_over { tb.best_line(&pos, args.by, 1000).map_err(|e| e.to_string())? } else { Vec::new() };
+    let moves = if game_over {
+        Vec::new()
+    } else {
+        tb.rank_moves(&pos, args.by).map_err(|e| e.to_string())?
+    };
+    let line = if args.line && !game_over {
+        tb.best_line(&pos, args.by, 1000)
+            .map_err(|e| e.to_string())?
+    } else {
+        Vec::new()
+    };
     if args.json {
         let mv = |r: &RankedMove| {
             json!({
@@ -99,7 +112,14 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
     let stm = color_name(pos.turn());
     println!("{}", pos);
     if game_over {
-        println!("Game over: {stm} (to move) has {} and wins.", if pos.us().is_empty() { "no pieces" } else { "no legal move" });
+        println!(
+            "Game over: {stm} (to move) has {} and wins.",
+            if pos.us().is_empty() {
+                "no pieces"
+            } else {
+                "no legal move"
+            }
+        );
         return Ok(());
     }
     let verdict = match p.wdl {
@@ -110,8 +130,20 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
         _ => format!("{stm} loses"),
     };
     println!("{verdict}.");
-    println!("WDL {:+}  DTZ {}  DTW {}", p.wdl, p.dtz.signed(), p.dtw.map_or("-".to_string(), |v| if v.is_draw() { "draw".to_string() } else { v.signed().to_string() }));
-    println!("{:<8} {:<8} {:<13} {:>5} {:>5}", "move", "uci", "result", "dtz", "dtw");
+    println!(
+        "WDL {:+}  DTZ {}  DTW {}",
+        p.wdl,
+        p.dtz.signed(),
+        p.dtw.map_or("-".to_string(), |v| if v.is_draw() {
+            "draw".to_string()
+        } else {
+            v.signed().to_string()
+        })
+    );
+    println!(
+        "{:<8} {:<8} {:<13} {:>5} {:>5}",
+        "move", "uci", "result", "dtz", "dtw"
+    );
     for r in &moves {
         println!(
             "{:<8} {:<8} {:<13} {:>5} {:>5}",
@@ -119,7 +151,11 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
             r.mv.uci(),
             category(r.dtz.wdl()),
             r.dtz.signed(),
-            r.dtw.map_or("-".to_string(), |v| if v.is_draw() { "-".to_string() } else { v.signed().to_string() })
+            r.dtw.map_or("-".to_string(), |v| if v.is_draw() {
+                "-".to_string()
+            } else {
+                v.signed().to_string()
+            })
         );
     }
     if args.line {

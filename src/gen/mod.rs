@@ -23,9 +23,9 @@
 mod memory;
 mod solve;
 
+pub use crate::value::{MAX_DISTANCE, Metric, Value, resolve};
 pub use memory::MemoryTables;
 pub use solve::{Progress, generate};
-pub use crate::value::{MAX_DISTANCE, Metric, Value, resolve};
 
 use crate::index::Index;
 use crate::material::Material;

@@ -1,11 +1,11 @@
 //! The solver proper: phases 1–4 of the module doc, for one table and one metric.
 
-use crate::value::PENDING;
 use super::{GenError, MAX_DISTANCE, Metric, Table, TableSource, Value, resolve};
 use crate::index::{Index, transform_square};
 use crate::material::Material;
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Board, Color, MoveList, Position, Role, Square};
+use crate::value::PENDING;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -61,8 +61,16 @@ pub fn generate(
     let index = Index::new(material);
     let n = index.size() as usize;
     let mk = || (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
-    let flags = || (0..=MAX_DISTANCE as usize + 1).map(|_| AtomicBool::new(false)).collect::<Vec<_>>();
-    let bits = || (0..n.div_ceil(64)).map(|_| AtomicU64::new(0)).collect::<Vec<_>>();
+    let flags = || {
+        (0..=MAX_DISTANCE as usize + 1)
+            .map(|_| AtomicBool::new(false))
+            .collect::<Vec<_>>()
+    };
+    let bits = || {
+        (0..n.div_ceil(64))
+            .map(|_| AtomicU64::new(0))
+            .collect::<Vec<_>>()
+    };
     let solver = Solver {
         index,
         material,
@@ -103,8 +111,17 @@ pub fn generate(
             .collect::<Vec<u16>>()
     };
     let [qw, qb] = solver.quiet;
-    let unbits = |v: Vec<AtomicU64>| v.into_iter().map(AtomicU64::into_inner).collect::<Vec<u64>>();
-    Ok(Table { index: solver.index, metric, values: [unwrap(w), unwrap(b)], quiet: [unbits(qw), unbits(qb)] })
+    let unbits = |v: Vec<AtomicU64>| {
+        v.into_iter()
+            .map(AtomicU64::into_inner)
+            .collect::<Vec<u64>>()
+    };
+    Ok(Table {
+        index: solver.index,
+        metric,
+        values: [unwrap(w), unwrap(b)],
+        quiet: [unbits(qw), unbits(qb)],
+    })
 }
 
 /// Cut ranges into chunk-aligned work items.
@@ -206,7 +223,8 @@ impl Solver<'_> {
                         None => Value::INVALID.code(),
                         Some(pos) if pos.has_capture() => self.child_value_capture(&pos)?.code(),
                         Some(_) => {
-                            self.quiet[side][(idx / 64) as usize].fetch_or(1 << (idx % 64), Relaxed);
+                            self.quiet[side][(idx / 64) as usize]
+                                .fetch_or(1 << (idx % 64), Relaxed);
                             QUIET_UNINIT
                         }
                     };
@@ -301,7 +319,9 @@ impl Solver<'_> {
                     super::MAX_DISTANCE
                 )));
             }
-            if !self.decided[n as usize - 1].load(Relaxed) && !self.pending_win[n as usize].load(Relaxed) {
+            if !self.decided[n as usize - 1].load(Relaxed)
+                && !self.pending_win[n as usize].load(Relaxed)
+            {
                 n += 1;
                 continue;
             }
@@ -358,7 +378,9 @@ impl Solver<'_> {
             occ = occ.with(Square::new(u32::from(s)));
         }
         let mut board: Option<Board> = None;
-        let get_board = |board: &mut Option<Board>| *board.get_or_insert_with(|| *ix.decode_valid(side, idx).board());
+        let get_board = |board: &mut Option<Board>| {
+            *board.get_or_insert_with(|| *ix.decode_valid(side, idx).board())
+        };
         // (symmetry, index under it); the identity's index is `idx` itself.
         let mut bases = [(0u8, idx); 2];
         let mut nb = 0;
@@ -389,7 +411,10 @@ impl Solver<'_> {
                     let w = ix.weight(j) as i64;
                     let mut best = u64::MAX;
                     for &(t, e) in &bases[..nb] {
-                        let (a, b) = (transform_square(t, from).index() as i64, transform_square(t, to).index() as i64);
+                        let (a, b) = (
+                            transform_square(t, from).index() as i64,
+                            transform_square(t, to).index() as i64,
+                        );
                         best = best.min((e as i64 + (b - a) * w) as u64);
                     }
                     best
@@ -411,7 +436,11 @@ impl Solver<'_> {
 
     #[inline]
     fn color_of(side: usize) -> Color {
-        if side == 0 { Color::White } else { Color::Black }
+        if side == 0 {
+            Color::White
+        } else {
+            Color::Black
+        }
     }
 
     /// `(side, idx)` is `L(n−1)`: its undecided quiet predecessors win in `n`.
@@ -454,7 +483,11 @@ impl Solver<'_> {
             }
         });
         if all_won {
-            let d = if baseline.0 == 0 { n } else { n.max(u32::from(baseline.distance())) };
+            let d = if baseline.0 == 0 {
+                n
+            } else {
+                n.max(u32::from(baseline.distance()))
+            };
             self.store(side, idx, Value::loss(d as u16));
         }
     }

@@ -11,10 +11,10 @@ pub use decoded::DecodedTables;
 
 use crate::format::ReadOptions;
 use crate::r#gen::{GenError, TableSource};
-use crate::value::{Metric, Value, resolve};
 use crate::material::Material;
 use crate::rules::{Move, Position};
 use crate::store::{FileKind, StoreError, StoredTable, file_name};
+use crate::value::{Metric, Value, resolve};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,12 +37,22 @@ impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ProbeError::MissingTable { material, kind } => {
-                write!(f, "missing table {} (file {})", material.canonical(), file_name(*material, *kind))
+                write!(
+                    f,
+                    "missing table {} (file {})",
+                    material.canonical(),
+                    file_name(*material, *kind)
+                )
             }
             ProbeError::TooManyPieces { pieces, max } => {
-                write!(f, "position has {pieces} pieces; the tables hold at most {max}")
+                write!(
+                    f,
+                    "position has {pieces} pieces; the tables hold at most {max}"
+                )
             }
-            ProbeError::BadDirectory(p, e) => write!(f, "cannot read table directory {}: {e}", p.display()),
+            ProbeError::BadDirectory(p, e) => {
+                write!(f, "cannot read table directory {}: {e}", p.display())
+            }
             ProbeError::Store(e) => write!(f, "{e}"),
         }
     }
@@ -101,16 +111,22 @@ impl Tablebase {
     }
 
     /// Open with reader options (e.g. a larger block cache for bulk work).
-    pub fn open_with<P: AsRef<Path>>(dirs: &[P], opts: ReadOptions) -> Result<Tablebase, ProbeError> {
+    pub fn open_with<P: AsRef<Path>>(
+        dirs: &[P],
+        opts: ReadOptions,
+    ) -> Result<Tablebase, ProbeError> {
         let mut max_pieces = 0;
         let mut out = Vec::new();
         for d in dirs {
             let d = d.as_ref();
-            let entries = std::fs::read_dir(d).map_err(|e| ProbeError::BadDirectory(d.to_path_buf(), e.to_string()))?;
+            let entries = std::fs::read_dir(d)
+                .map_err(|e| ProbeError::BadDirectory(d.to_path_buf(), e.to_string()))?;
             for e in entries.flatten() {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
-                if let Some(stem) = name.strip_suffix(".wdl").or_else(|| name.strip_suffix(".dtz"))
+                if let Some(stem) = name
+                    .strip_suffix(".wdl")
+                    .or_else(|| name.strip_suffix(".dtz"))
                     && let Ok(m) = Material::parse(stem)
                 {
                     max_pieces = max_pieces.max(m.count() as u32);
@@ -118,7 +134,12 @@ impl Tablebase {
             }
             out.push(d.to_path_buf());
         }
-        Ok(Tablebase { dirs: out, tables: RwLock::new(HashMap::new()), opts, max_pieces })
+        Ok(Tablebase {
+            dirs: out,
+            tables: RwLock::new(HashMap::new()),
+            opts,
+            max_pieces,
+        })
     }
 
     /// The most pieces of any table found when the directories were opened.
@@ -127,30 +148,54 @@ impl Tablebase {
     }
 
     /// The table file of `material` and `kind`, opened on first use.
-    pub fn table(&self, material: Material, kind: FileKind) -> Result<Arc<StoredTable>, ProbeError> {
+    pub fn table(
+        &self,
+        material: Material,
+        kind: FileKind,
+    ) -> Result<Arc<StoredTable>, ProbeError> {
         let key = (material.canonical(), kind);
         if let Some(t) = self.tables.read().expect("table cache lock").get(&key) {
-            return t.clone().ok_or(ProbeError::MissingTable { material: key.0, kind });
+            return t.clone().ok_or(ProbeError::MissingTable {
+                material: key.0,
+                kind,
+            });
         }
         let name = file_name(key.0, kind);
-        let found = match self.dirs.iter().map(|d| d.join(&name)).find(|p| p.is_file()) {
+        let found = match self
+            .dirs
+            .iter()
+            .map(|d| d.join(&name))
+            .find(|p| p.is_file())
+        {
             Some(path) => Some(Arc::new(StoredTable::open(&path, key.0, kind, &self.opts)?)),
             None => None,
         };
-        self.tables.write().expect("table cache lock").insert(key, found.clone());
-        found.ok_or(ProbeError::MissingTable { material: key.0, kind })
+        self.tables
+            .write()
+            .expect("table cache lock")
+            .insert(key, found.clone());
+        found.ok_or(ProbeError::MissingTable {
+            material: key.0,
+            kind,
+        })
     }
 
     /// Forget which files were missing (after new tables were written); open files stay open.
     pub fn refresh(&self) {
-        self.tables.write().expect("table cache lock").retain(|_, t| t.is_some());
+        self.tables
+            .write()
+            .expect("table cache lock")
+            .retain(|_, t| t.is_some());
     }
 
     fn check_size(&self, pos: &Position) -> Result<(), ProbeError> {
         let n = pos.piece_count();
         // One piece more than the tables is fine while captures resolve it.
         if n > self.max_pieces + 1 || (n > self.max_pieces && !pos.has_capture()) {
-            return Err(ProbeError::TooManyPieces { pieces: n, max: self.max_pieces });
+            return Err(ProbeError::TooManyPieces {
+                pieces: n,
+                max: self.max_pieces,
+            });
         }
         Ok(())
     }
@@ -167,7 +212,11 @@ impl Tablebase {
 
     fn resolve_kind(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
         self.check_size(pos)?;
-        let metric = if kind == FileKind::Dtw { Metric::Dtw } else { Metric::Dtz };
+        let metric = if kind == FileKind::Dtw {
+            Metric::Dtw
+        } else {
+            Metric::Dtz
+        };
         let mut err = None;
         let r = resolve(pos, metric, &mut |p: &Position| {
             self.lookup(p, kind).map_err(|e| {
@@ -178,7 +227,10 @@ impl Tablebase {
         match (r, err) {
             (Ok(v), _) => Ok(v),
             (Err(_), Some(e)) => Err(e),
-            (Err(e), None) => Err(ProbeError::Store(StoreError::Mismatch { path: PathBuf::new(), what: e.to_string() })),
+            (Err(e), None) => Err(ProbeError::Store(StoreError::Mismatch {
+                path: PathBuf::new(),
+                what: e.to_string(),
+            })),
         }
     }
 
@@ -202,10 +254,17 @@ impl Tablebase {
         let dtz = self.probe_dtz(pos)?;
         let dtw = match self.probe_dtw(pos) {
             Ok(v) => Some(v),
-            Err(ProbeError::MissingTable { kind: FileKind::Dtw, .. }) => None,
+            Err(ProbeError::MissingTable {
+                kind: FileKind::Dtw,
+                ..
+            }) => None,
             Err(e) => return Err(e),
         };
-        Ok(Probe { wdl: dtz.wdl(), dtz, dtw })
+        Ok(Probe {
+            wdl: dtz.wdl(),
+            dtz,
+            dtw,
+        })
     }
 
     /// Every legal move with its score for the mover, best first (SPEC.md §5).
@@ -215,23 +274,39 @@ impl Tablebase {
         for m in pos.legal_moves().iter() {
             let child = pos.after(m);
             let c = self.probe_dtz(&child)?;
-            let dtz = if m.is_zeroing() { Metric::Dtz.zeroing(c) } else { c.after_move() };
-            let dtw = if with_dtw { Some(self.probe_dtw(&child)?.after_move()) } else { None };
+            let dtz = if m.is_zeroing() {
+                Metric::Dtz.zeroing(c)
+            } else {
+                c.after_move()
+            };
+            let dtw = if with_dtw {
+                Some(self.probe_dtw(&child)?.after_move())
+            } else {
+                None
+            };
             out.push(RankedMove { mv: *m, dtz, dtw });
         }
         match by {
             RankBy::Dtz => out.sort_by_key(|r| std::cmp::Reverse(dtz_key(r))),
-            RankBy::Dtw => out.sort_by_key(|r| std::cmp::Reverse((r.dtw.map_or(i32::MIN, Value::rank), dtz_key(r)))),
+            RankBy::Dtw => out.sort_by_key(|r| {
+                std::cmp::Reverse((r.dtw.map_or(i32::MIN, Value::rank), dtz_key(r)))
+            }),
         }
         Ok(out)
     }
 
     fn has_dtw(&self, pos: &Position) -> bool {
-        self.table(Material::of_position(pos), FileKind::Dtw).is_ok()
+        self.table(Material::of_position(pos), FileKind::Dtw)
+            .is_ok()
     }
 
     /// An optimal line from `pos` to the end of the game (or `max_plies`), best moves only.
-    pub fn best_line(&self, pos: &Position, by: RankBy, max_plies: usize) -> Result<Vec<Move>, ProbeError> {
+    pub fn best_line(
+        &self,
+        pos: &Position,
+        by: RankBy,
+        max_plies: usize,
+    ) -> Result<Vec<Move>, ProbeError> {
         let mut line = Vec::new();
         let mut cur = *pos;
         while line.len() < max_plies {
@@ -272,7 +347,11 @@ impl TableSource for Tablebase {
     /// For `Metric::Dtz` only the WDL class matters (zeroing moves score by WDL), so the small
     /// `.wdl` file is read; `Metric::Dtw` reads `.dtw` files.
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
-        let kind = if metric == Metric::Dtz { FileKind::Wdl } else { FileKind::Dtw };
+        let kind = if metric == Metric::Dtz {
+            FileKind::Wdl
+        } else {
+            FileKind::Dtw
+        };
         self.lookup(pos, kind).map_err(|e| match e {
             ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
             e => GenError::Source(e.to_string()),
