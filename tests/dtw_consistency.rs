@@ -4,6 +4,7 @@
 //! * a loss in `d` has every move leading to a win in at most `d−1`, one in exactly `d−1`;
 //! * a draw has no move to a loss and some move to a draw;
 //! * DTW says "win" exactly when WDL is +2 or +1.
+//!
 //! (Every 2- and 3-piece DTW value is also compared with the naive solver in gen_vs_naive.)
 
 use antitb::r#gen::{MemoryTables, Metric};
