@@ -17,3 +17,4 @@ pub mod rules;
 pub mod stats;
 pub mod store;
 pub mod value;
+pub mod verify;

@@ -6,6 +6,7 @@ mod plan;
 mod probe;
 mod prove;
 mod stats;
+mod verify;
 
 use antitb::probe::RankBy;
 use antitb::rules::{Position, perft};
@@ -132,6 +133,43 @@ enum Command {
         /// Rank moves by DTZ (default) or DTW
         #[arg(long, value_enum, default_value = "dtz")]
         by: By,
+    },
+    /// Check stored tables: headers, checksums, every stored position against its successors;
+    /// known results (--known); Syzygy tables (--syzygy, needs the `syzygy` build feature).
+    Verify {
+        /// Tables to check, such as KQvR (default: --max-pieces, or every table found)
+        materials: Vec<String>,
+        /// Check every table with at most this many pieces
+        #[arg(long)]
+        max_pieces: Option<usize>,
+        /// Table directory (repeatable)
+        #[arg(long, default_value = "tables")]
+        tables: Vec<PathBuf>,
+        /// Headers and checksums only, no position-by-position check
+        #[arg(long)]
+        fast: bool,
+        /// CSV of known results (fen,wdl,dtz[,dtw]); alone, only its rows are checked
+        #[arg(long)]
+        known: Option<PathBuf>,
+        /// Compare every position with the Syzygy antichess tables in this directory; alone, with
+        /// headers and checksums but without the position-by-position check
+        #[arg(long)]
+        syzygy: Option<PathBuf>,
+        /// Print one JSON object at the end
+        #[arg(long)]
+        json: bool,
+        /// Disagreements listed per table (all are counted); 0 lists all
+        #[arg(long, default_value_t = 1000)]
+        max_reports: usize,
+        /// With --syzygy: compare one slot in N (Syzygy probes are slow: ≈5·10⁹ positions up to 4 pieces)
+        #[arg(long, default_value_t = 1, requires = "syzygy")]
+        sample: u64,
+        /// Worker threads (default: all cores)
+        #[arg(long)]
+        threads: Option<usize>,
+        /// No progress display
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Prove a win by proof-number search down to finished games and table positions:
     /// answers win, loss, not a win or unknown.
@@ -278,6 +316,32 @@ pub fn run() -> i32 {
             };
             probe::run(probe::ProbeArgs { fens, tables, json, line, by })
         }
+        Command::Verify {
+            materials,
+            max_pieces,
+            tables,
+            fast,
+            known,
+            syzygy,
+            json,
+            max_reports,
+            sample,
+            threads,
+            quiet,
+        } => with_threads(threads, || {
+            verify::run(verify::VerifyArgs {
+                tables,
+                materials,
+                max_pieces,
+                fast,
+                known,
+                syzygy,
+                json,
+                max_reports,
+                sample,
+                quiet,
+            })
+        }),
     };
     match result {
         Ok(()) => 0,

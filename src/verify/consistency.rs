@@ -1,0 +1,320 @@
+//! The self-consistency check of the module doc: every stored position against the values its
+//! successors derive.
+
+use super::tables::{TableSet, View, ViewTable, Want, decode, reachable};
+use super::{
+    Check, Disagreement, Reading, Report, TableReport, VerifyError, VerifyEvent, VerifyOptions,
+};
+use crate::material::Material;
+use crate::rules::{Move, MoveList, Position};
+use crate::store::{FileKind, StoredTable};
+use crate::value::{Metric, Value, resolve};
+use rayon::prelude::*;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Slots per parallel work item.
+const CHUNK: u64 = 1 << 14;
+
+/// Verify `materials` (any orientation) in the table directories `dirs`: headers and checksums
+/// of every file, then (unless [`VerifyOptions::fast`]) every stored position. Problems with
+/// single tables are in the report; only an unreadable directory is an `Err`.
+pub fn verify_tables(
+    dirs: &[PathBuf],
+    materials: &[Material],
+    opts: &VerifyOptions,
+    events: &(dyn Fn(&VerifyEvent) + Sync),
+) -> Result<Report, VerifyError> {
+    let start = Instant::now();
+    let set = TableSet::new(dirs, opts.cache_bytes)?;
+    let mut plan: Vec<Material> = Vec::new();
+    for m in materials {
+        let m = m.canonical();
+        if !plan.contains(&m) {
+            plan.push(m);
+        }
+    }
+    events(&VerifyEvent::Plan {
+        tables: plan.clone(),
+    });
+    let mut report = Report::default();
+    for (i, &m) in plan.iter().enumerate() {
+        events(&VerifyEvent::Start { i, material: m });
+        let r = check_table(&set, i, m, opts, events);
+        set.trim();
+        events(&VerifyEvent::Done {
+            i,
+            report: r.clone(),
+        });
+        report.tables.push(r);
+    }
+    report.time = start.elapsed();
+    Ok(report)
+}
+
+/// Open the files of one table and check their headers and checksums.
+fn open_files(
+    set: &TableSet,
+    m: Material,
+    report: &mut TableReport,
+) -> Option<[Option<StoredTable>; 3]> {
+    let mut files: [Option<StoredTable>; 3] = [None, None, None];
+    for (k, kind) in FileKind::ALL.into_iter().enumerate() {
+        let Some(path) = set.path(m, kind) else {
+            if kind != FileKind::Dtw {
+                report
+                    .errors
+                    .push(VerifyError::MissingTable { material: m, kind });
+            }
+            continue;
+        };
+        report.files.push(path.clone());
+        match super::tables::open_path(&path, m, kind).and_then(|t| {
+            t.file().verify_checksums()?;
+            Ok(t)
+        }) {
+            Ok(t) => files[k] = Some(t),
+            Err(e) => report.errors.push(e),
+        }
+    }
+    report.errors.is_empty().then_some(files)
+}
+
+fn check_table(
+    set: &TableSet,
+    i: usize,
+    m: Material,
+    opts: &VerifyOptions,
+    events: &(dyn Fn(&VerifyEvent) + Sync),
+) -> TableReport {
+    let t0 = Instant::now();
+    let mut report = TableReport {
+        material: m,
+        files: Vec::new(),
+        positions: 0,
+        disagreements: 0,
+        shown: Vec::new(),
+        errors: Vec::new(),
+        time: Default::default(),
+    };
+    let files = open_files(set, m, &mut report);
+    if let (Some([Some(wdl), Some(dtz), dtw]), false) = (files, opts.fast) {
+        match build_view(set, m, &wdl, &dtz, dtw.as_ref()) {
+            Ok(view) => scan(&view, i, opts, events, &mut report),
+            Err(e) => report.errors.push(e),
+        }
+    }
+    report.time = t0.elapsed();
+    report
+}
+
+/// Decode the table and everything it can reach.
+fn build_view(
+    set: &TableSet,
+    m: Material,
+    wdl: &StoredTable,
+    dtz: &StoredTable,
+    dtw: Option<&StoredTable>,
+) -> Result<View, VerifyError> {
+    let own_wdl = Arc::new(decode(wdl)?);
+    let own_dtz = Arc::new(decode(dtz)?);
+    let own_dtw = match dtw {
+        Some(t) => Some(Ok(Arc::new(decode(t)?))),
+        None => None,
+    };
+    // What this table's check decoded is what later tables need from it.
+    set.insert(m, FileKind::Wdl, own_wdl.clone());
+    if let Some(Ok(d)) = &own_dtw {
+        set.insert(m, FileKind::Dtw, d.clone());
+    }
+    let mut tables = vec![ViewTable::new(m, Ok(own_wdl), Some(own_dtz), own_dtw)];
+    for r in reachable(m) {
+        // A table that cannot be read is an error only if a position really reaches it.
+        let wdl = set.decoded(r, FileKind::Wdl);
+        let dtw = dtw.map(|_| set.decoded(r, FileKind::Dtw));
+        tables.push(ViewTable::new(r, wdl, None, dtw));
+    }
+    Ok(View::new(tables))
+}
+
+/// The view for DTZ values only: the table's `.wdl` and `.dtz` files (headers checked; blocks
+/// are checked as they are decoded) and the `.wdl` files of every table it reaches.
+#[cfg(feature = "syzygy")]
+pub(super) fn dtz_view(set: &TableSet, m: Material) -> Result<View, VerifyError> {
+    let wdl = set.open(m, FileKind::Wdl)?;
+    let dtz = set.open(m, FileKind::Dtz)?;
+    build_view(set, m, &wdl, &dtz, None)
+}
+
+/// What one work item found.
+#[derive(Default)]
+struct Found {
+    positions: u64,
+    disagreements: u64,
+    shown: Vec<Disagreement>,
+    error: Option<VerifyError>,
+}
+
+fn scan(
+    view: &View,
+    i: usize,
+    opts: &VerifyOptions,
+    events: &(dyn Fn(&VerifyEvent) + Sync),
+    report: &mut TableReport,
+) {
+    let own = &view.tables[0];
+    let size = own.index.size();
+    let total = 2 * size;
+    let items: Vec<(usize, u64)> = (0..2)
+        .flat_map(|side| (0..size).step_by(CHUNK as usize).map(move |s| (side, s)))
+        .collect();
+    let done = AtomicU64::new(0);
+    let limit = if opts.max_reports == 0 {
+        usize::MAX
+    } else {
+        opts.max_reports
+    };
+    let found: Vec<Found> = items
+        .par_iter()
+        .map(|&(side, start)| {
+            let end = (start + CHUNK).min(size);
+            let mut f = Found::default();
+            for idx in start..end {
+                if let Err(e) = check_slot(view, side, idx, limit, &mut f) {
+                    f.error = Some(e);
+                    break;
+                }
+            }
+            let d = done.fetch_add(end - start, Relaxed) + (end - start);
+            events(&VerifyEvent::Progress {
+                i,
+                material: own.material,
+                done: d,
+                total,
+            });
+            f
+        })
+        .collect();
+    for f in found {
+        report.positions += f.positions;
+        report.disagreements += f.disagreements;
+        let room = limit.saturating_sub(report.shown.len());
+        report.shown.extend(f.shown.into_iter().take(room));
+        if let Some(e) = f.error
+            && report.errors.is_empty()
+        {
+            report.errors.push(e);
+        }
+    }
+}
+
+/// Check one slot: nothing to do for invalid slots and capture positions (not stored).
+fn check_slot(
+    view: &View,
+    side: usize,
+    idx: u64,
+    limit: usize,
+    f: &mut Found,
+) -> Result<(), VerifyError> {
+    let own = &view.tables[0];
+    let Some(pos) = own.index.decode(side, idx) else {
+        return Ok(());
+    };
+    if pos.has_capture() {
+        return Ok(());
+    }
+    f.positions += 1;
+    // No capture: the legal moves are the quiet moves.
+    let mut moves = MoveList::new();
+    pos.quiet_moves(&mut moves);
+    let stored_wdl = view.stored(side, idx, Want::Wdl)?.wdl();
+    let stored_dtz = view.stored(side, idx, Want::Dtz)?;
+    let dtz = derive_dtz(view, &pos, &moves)?;
+    let mut report = |check, stored, derived| {
+        f.disagreements += 1;
+        if f.shown.len() < limit {
+            f.shown.push(Disagreement {
+                material: own.material,
+                side,
+                index: idx,
+                position: pos,
+                check,
+                stored,
+                derived,
+            });
+        }
+    };
+    if stored_dtz != dtz {
+        report(Check::Dtz, Reading::Value(stored_dtz), Reading::Value(dtz));
+    }
+    if stored_wdl != dtz.wdl() {
+        report(
+            Check::Wdl,
+            Reading::Wdl(stored_wdl),
+            Reading::Wdl(dtz.wdl()),
+        );
+    }
+    if own.has_dtw() {
+        let stored_dtw = view.stored(side, idx, Want::Dtw)?;
+        let dtw = derive_dtw(view, &pos, &moves)?;
+        if stored_dtw != dtw {
+            report(Check::Dtw, Reading::Value(stored_dtw), Reading::Value(dtw));
+        }
+        let class_ok = if stored_dtw.is_win() {
+            stored_wdl > 0
+        } else if stored_dtw.is_loss() {
+            stored_wdl < 0
+        } else {
+            stored_wdl == 0
+        };
+        if !class_ok {
+            report(
+                Check::DtwClass,
+                Reading::Value(stored_dtw),
+                Reading::Wdl(stored_wdl),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The DTZ value of a quiet position from its moves (SPEC.md §2).
+fn derive_dtz(view: &View, pos: &Position, moves: &[Move]) -> Result<Value, VerifyError> {
+    if moves.is_empty() {
+        return Ok(Value::win(0));
+    }
+    let mut best: Option<Value> = None;
+    let mut wdl = |p: &Position| view.lookup(p, Want::Wdl);
+    for m in moves {
+        let child = pos.after(m);
+        let score = if m.is_zeroing() {
+            // Pawn moves (there is no capture here): scored by the child's WDL.
+            Metric::Dtz.zeroing(resolve(&child, Metric::Dtz, &mut wdl)?)
+        } else {
+            // The child's stored DTZ; if the opponent must capture there, the best of its
+            // captures (zeroing moves, scored by WDL).
+            resolve(&child, Metric::Dtz, &mut |p: &Position| {
+                view.lookup(p, Want::Dtz)
+            })?
+            .after_move()
+        };
+        best = Some(best.map_or(score, |b| b.max(score)));
+    }
+    Ok(best.expect("at least one move"))
+}
+
+/// The DTW value of a quiet position from its moves (SPEC.md §3).
+fn derive_dtw(view: &View, pos: &Position, moves: &[Move]) -> Result<Value, VerifyError> {
+    if moves.is_empty() {
+        return Ok(Value::win(0));
+    }
+    let mut best: Option<Value> = None;
+    let mut dtw = |p: &Position| view.lookup(p, Want::Dtw);
+    for m in moves {
+        let score = resolve(&pos.after(m), Metric::Dtw, &mut dtw)?.after_move();
+        best = Some(best.map_or(score, |b| b.max(score)));
+    }
+    Ok(best.expect("at least one move"))
+}

@@ -1,0 +1,482 @@
+//! Finding table files in the table directories, decoding them, and looking positions up in the
+//! decoded sections.
+//!
+//! A [`TableSet`] locates files (the first directory holding a file wins, as for
+//! [`crate::probe::Tablebase`]) and keeps decoded sections in a byte-bounded LRU cache. A
+//! [`View`] is the read-only set of decoded tables one table's check needs: the table itself
+//! and every table its positions can reach by captures and promotions. Everything is decoded
+//! before the parallel scan starts, so lookups never block and never decode.
+
+use super::VerifyError;
+use crate::format::ReadOptions;
+use crate::index::Index;
+use crate::material::Material;
+use crate::rules::{Board, Color, Piece, Position, Role};
+use crate::store::{FileKind, StoredTable, file_name};
+use crate::value::Value;
+use std::collections::{BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// Every table (canonical) with a `.wdl`, `.dtz` or `.dtw` file in one of `dirs`, ordered by
+/// piece count, pawn count and name (so a table comes after the tables it depends on).
+pub fn tables_in(dirs: &[PathBuf]) -> Result<Vec<Material>, VerifyError> {
+    let mut found = BTreeSet::new();
+    for d in dirs {
+        let entries = std::fs::read_dir(d)
+            .map_err(|e| VerifyError::BadDirectory(d.clone(), e.to_string()))?;
+        for e in entries.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let stem = FileKind::ALL
+                .iter()
+                .find_map(|k| name.strip_suffix(&format!(".{}", k.extension())));
+            if let Some(m) = stem.and_then(|s| Material::parse(s).ok())
+                && m.is_table()
+                && m.canonical().to_string() == stem.unwrap_or_default()
+            {
+                found.insert(m.canonical());
+            }
+        }
+    }
+    let mut v: Vec<Material> = found.into_iter().collect();
+    v.sort_by_key(|m| (m.count(), m.pawns(), m.to_string()));
+    Ok(v)
+}
+
+/// The decoded sections of one file: WDL (`wdl + 2`, 0..=4) or values.
+pub(super) enum Decoded {
+    Wdl([Vec<u8>; 2]),
+    Values([Vec<Value>; 2]),
+}
+
+impl Decoded {
+    fn bytes(&self) -> usize {
+        match self {
+            Decoded::Wdl(s) => s[0].len() + s[1].len(),
+            Decoded::Values(s) => 2 * (s[0].len() + s[1].len()),
+        }
+    }
+}
+
+/// Decode both sections of an open file.
+pub(super) fn decode(table: &StoredTable) -> Result<Decoded, VerifyError> {
+    let side = |s: usize| table.decode_side(s);
+    Ok(match table.kind {
+        FileKind::Wdl => {
+            // `decode_side` has checked every symbol is a WDL (0..=4).
+            Decoded::Wdl([side(0)?, side(1)?].map(|v| v.into_iter().map(|x| x as u8).collect()))
+        }
+        _ => {
+            let mut out = [Vec::new(), Vec::new()];
+            for (s, o) in out.iter_mut().enumerate() {
+                // `decode_side` maps symbols through the value map, whose codes `open` checked.
+                *o = side(s)?
+                    .into_iter()
+                    .map(|c| Value::from_code(c).unwrap_or(Value::DRAW))
+                    .collect();
+            }
+            Decoded::Values(out)
+        }
+    })
+}
+
+struct Entry {
+    data: Arc<Decoded>,
+    bytes: usize,
+    used: u64,
+}
+
+#[derive(Default)]
+struct Cache {
+    map: HashMap<(Material, FileKind), Entry>,
+    clock: u64,
+}
+
+/// The table directories, with a cache of decoded files.
+pub(super) struct TableSet {
+    dirs: Vec<PathBuf>,
+    cache: Mutex<Cache>,
+    cache_bytes: usize,
+}
+
+/// Options for opening files: no block cache (sections are decoded whole).
+pub(super) const READ: ReadOptions = ReadOptions { cache_blocks: 0 };
+
+impl TableSet {
+    /// Check that every directory can be read.
+    pub fn new(dirs: &[PathBuf], cache_bytes: usize) -> Result<TableSet, VerifyError> {
+        for d in dirs {
+            std::fs::read_dir(d)
+                .map_err(|e| VerifyError::BadDirectory(d.clone(), e.to_string()))?;
+        }
+        Ok(TableSet {
+            dirs: dirs.to_vec(),
+            cache: Mutex::new(Cache::default()),
+            cache_bytes,
+        })
+    }
+
+    /// The file of `material` and `kind` in the first directory that has it.
+    pub fn path(&self, material: Material, kind: FileKind) -> Option<PathBuf> {
+        let name = file_name(material.canonical(), kind);
+        self.dirs
+            .iter()
+            .map(|d| d.join(&name))
+            .find(|p| p.is_file())
+    }
+
+    /// Open a file (header checked against the table it should be).
+    pub fn open(&self, material: Material, kind: FileKind) -> Result<StoredTable, VerifyError> {
+        let material = material.canonical();
+        let path = self
+            .path(material, kind)
+            .ok_or(VerifyError::MissingTable { material, kind })?;
+        open_path(&path, material, kind)
+    }
+
+    /// The decoded sections of a file, from the cache or decoded now.
+    pub fn decoded(&self, material: Material, kind: FileKind) -> Result<Arc<Decoded>, VerifyError> {
+        let key = (material.canonical(), kind);
+        {
+            let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+            cache.clock += 1;
+            let now = cache.clock;
+            if let Some(e) = cache.map.get_mut(&key) {
+                e.used = now;
+                return Ok(e.data.clone());
+            }
+        }
+        let table = self.open(key.0, kind)?;
+        let data = Arc::new(decode(&table)?);
+        self.insert(key.0, kind, data.clone());
+        Ok(data)
+    }
+
+    /// Put decoded sections into the cache.
+    pub fn insert(&self, material: Material, kind: FileKind, data: Arc<Decoded>) {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        cache.clock += 1;
+        let used = cache.clock;
+        let bytes = data.bytes();
+        cache
+            .map
+            .insert((material.canonical(), kind), Entry { data, bytes, used });
+    }
+
+    /// Drop the least recently used entries until the cache holds at most its byte budget.
+    pub fn trim(&self) {
+        let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut total: usize = cache.map.values().map(|e| e.bytes).sum();
+        if total <= self.cache_bytes {
+            return;
+        }
+        let mut by_age: Vec<((Material, FileKind), u64, usize)> = cache
+            .map
+            .iter()
+            .map(|(k, e)| (*k, e.used, e.bytes))
+            .collect();
+        by_age.sort_by_key(|&(_, used, _)| used);
+        for (key, _, bytes) in by_age {
+            if total <= self.cache_bytes {
+                break;
+            }
+            cache.map.remove(&key);
+            total -= bytes;
+        }
+    }
+}
+
+/// Open `path` as the `kind` file of `material`.
+pub(super) fn open_path(
+    path: &Path,
+    material: Material,
+    kind: FileKind,
+) -> Result<StoredTable, VerifyError> {
+    Ok(StoredTable::open(path, material, kind, &READ)?)
+}
+
+/// Every table (canonical, `material` excluded) a position of `material` can reach by any
+/// sequence of captures (one piece of either colour removed) and promotions (a pawn of either
+/// colour becomes a Q, R, B, N or K). A superset of what the rules allow, computed here from
+/// the piece counts alone rather than taken from [`Material::dependencies`].
+pub(super) fn reachable(material: Material) -> Vec<Material> {
+    let counts = |m: &Material| -> [[u8; 6]; 2] {
+        Color::ALL.map(|color| Role::ALL.map(|role| m.count_of(Piece { color, role })))
+    };
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![material.canonical()];
+    while let Some(m) = stack.pop() {
+        let c = counts(&m);
+        let mut next = Vec::new();
+        for side in 0..2 {
+            for role in 0..6 {
+                if c[side][role] == 0 {
+                    continue;
+                }
+                let mut r = c;
+                r[side][role] -= 1;
+                next.push(r);
+            }
+            let pawn = Role::Pawn.index();
+            if c[side][pawn] > 0 {
+                for promo in Role::PROMOTIONS {
+                    let mut p = c;
+                    p[side][pawn] -= 1;
+                    p[side][promo.index()] += 1;
+                    next.push(p);
+                }
+            }
+        }
+        for n in next {
+            let n = Material::from_counts(n);
+            if n.is_table() && seen.insert(n.canonical()) {
+                stack.push(n.canonical());
+            }
+        }
+    }
+    seen.remove(&material.canonical());
+    seen.into_iter().collect()
+}
+
+/// Which stored value a lookup reads.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(super) enum Want {
+    /// The `.wdl` file, as a representative value of its class (only the class is used).
+    Wdl,
+    /// The `.dtz` file of the table being checked; for other tables (reached through captures,
+    /// where only the class matters) the `.wdl` file as for [`Want::Wdl`].
+    Dtz,
+    /// The `.dtw` file.
+    Dtw,
+}
+
+/// One table of a [`View`].
+pub(super) struct ViewTable {
+    pub material: Material,
+    pub index: Index,
+    wdl: Result<Arc<Decoded>, VerifyError>,
+    dtz: Option<Arc<Decoded>>,
+    dtw: Option<Result<Arc<Decoded>, VerifyError>>,
+}
+
+impl ViewTable {
+    pub fn new(
+        material: Material,
+        wdl: Result<Arc<Decoded>, VerifyError>,
+        dtz: Option<Arc<Decoded>>,
+        dtw: Option<Result<Arc<Decoded>, VerifyError>>,
+    ) -> ViewTable {
+        let material = material.canonical();
+        ViewTable {
+            material,
+            index: Index::new(material),
+            wdl,
+            dtz,
+            dtw,
+        }
+    }
+
+    /// Does this table have a `.dtw` file (readable or not)?
+    pub fn has_dtw(&self) -> bool {
+        self.dtw.is_some()
+    }
+}
+
+/// Piece counts of a board packed 4 bits per (colour, role): a material key for lookups.
+#[inline]
+fn board_key(board: &Board) -> u64 {
+    let mut k = 0u64;
+    for color in Color::ALL {
+        for role in Role::ALL {
+            k = k << 4 | u64::from(board.by_piece(Piece { color, role }).count());
+        }
+    }
+    k
+}
+
+/// [`board_key`] of a material.
+fn material_key(m: &Material) -> u64 {
+    let mut k = 0u64;
+    for color in Color::ALL {
+        for role in Role::ALL {
+            k = k << 4 | u64::from(m.count_of(Piece { color, role }));
+        }
+    }
+    k
+}
+
+/// The decoded tables one table's check reads: the table itself first, then every table it can
+/// reach, with an open-addressing map from material keys (both orientations) to tables.
+pub(super) struct View {
+    pub tables: Vec<ViewTable>,
+    /// `(key, table number, colours swapped)`; key 0 marks an empty slot.
+    map: Vec<(u64, u32, bool)>,
+    shift: u32,
+}
+
+/// A representative value of a WDL class (`wdl + 2` as stored).
+#[inline]
+fn wdl_value(stored: u8) -> Value {
+    match stored {
+        4 => Value::win(1),
+        3 => Value::win(101),
+        2 => Value::DRAW,
+        1 => Value::loss(101),
+        _ => Value::loss(1),
+    }
+}
+
+impl View {
+    pub fn new(tables: Vec<ViewTable>) -> View {
+        let bits = (4 * tables.len())
+            .next_power_of_two()
+            .max(16)
+            .trailing_zeros();
+        let mut view = View {
+            map: vec![(0, 0, false); 1 << bits],
+            shift: 64 - bits,
+            tables,
+        };
+        for (i, t) in view.tables.iter().enumerate() {
+            // The canonical orientation first: a symmetric material then reads its board as is.
+            for (key, swapped) in [
+                (material_key(&t.material), false),
+                (material_key(&t.material.swapped()), true),
+            ] {
+                let mut slot = view.slot(key);
+                while view.map[slot].0 != 0 && view.map[slot].0 != key {
+                    slot = (slot + 1) & (view.map.len() - 1);
+                }
+                if view.map[slot].0 == 0 {
+                    view.map[slot] = (key, i as u32, swapped);
+                }
+            }
+        }
+        view
+    }
+
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift) as usize
+    }
+
+    /// The table of a board, and whether its colours are swapped relative to it.
+    #[inline]
+    fn find(&self, board: &Board) -> Option<(&ViewTable, bool)> {
+        let key = board_key(board);
+        let mut slot = self.slot(key);
+        loop {
+            let (k, t, swapped) = self.map[slot];
+            if k == key {
+                return Some((&self.tables[t as usize], swapped));
+            }
+            if k == 0 {
+                return None;
+            }
+            slot = (slot + 1) & (self.map.len() - 1);
+        }
+    }
+
+    /// The stored value of a quiet position (no capture for the side to move, no en passant) of
+    /// any table of the view.
+    #[inline]
+    pub fn lookup(&self, pos: &Position, want: Want) -> Result<Value, VerifyError> {
+        let own = self.tables[0].material;
+        let Some((t, swapped)) = self.find(pos.board()) else {
+            let m = Material::of_position(pos).canonical();
+            return Err(VerifyError::Dependency {
+                material: own,
+                needed: m,
+                error: Box::new(VerifyError::MissingTable {
+                    material: m,
+                    kind: FileKind::Wdl,
+                }),
+            });
+        };
+        let (side, idx) = if swapped {
+            (
+                (!pos.turn()).index(),
+                t.index.encode_board(&pos.board().swap_colors()),
+            )
+        } else {
+            (pos.turn().index(), t.index.encode_board(pos.board()))
+        };
+        self.read(t, side, idx as usize, want)
+    }
+
+    /// The stored value of slot `idx` of section `side` of the table being checked.
+    #[inline]
+    pub fn stored(&self, side: usize, idx: u64, want: Want) -> Result<Value, VerifyError> {
+        self.read(&self.tables[0], side, idx as usize, want)
+    }
+
+    #[inline]
+    fn read(
+        &self,
+        t: &ViewTable,
+        side: usize,
+        idx: usize,
+        want: Want,
+    ) -> Result<Value, VerifyError> {
+        let own = self.tables[0].material;
+        let dep_err = |e: &VerifyError| {
+            if t.material == own {
+                e.clone()
+            } else {
+                VerifyError::Dependency {
+                    material: own,
+                    needed: t.material,
+                    error: Box::new(e.clone()),
+                }
+            }
+        };
+        let data = match want {
+            Want::Wdl => t.wdl.as_ref().map_err(dep_err)?,
+            // Other tables are reached through captures only, where only the class matters.
+            Want::Dtz => match &t.dtz {
+                Some(d) => d,
+                None => t.wdl.as_ref().map_err(dep_err)?,
+            },
+            Want::Dtw => match &t.dtw {
+                Some(d) => d.as_ref().map_err(dep_err)?,
+                None => {
+                    return Err(dep_err(&VerifyError::MissingTable {
+                        material: t.material,
+                        kind: FileKind::Dtw,
+                    }));
+                }
+            },
+        };
+        Ok(match &**data {
+            Decoded::Wdl(s) => wdl_value(s[side][idx]),
+            Decoded::Values(s) => s[side][idx],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reachable_covers_the_dependency_graph() {
+        for n in 2..=4 {
+            for m in Material::all_with_pieces(n) {
+                let r = reachable(m);
+                for d in Material::closure(&[m]) {
+                    assert!(d == m || r.contains(&d), "{m} reaches {d}");
+                }
+            }
+        }
+        let kpvk: Vec<String> = reachable(Material::parse("KPvK").unwrap())
+            .iter()
+            .map(|m| m.to_string())
+            .collect();
+        for d in [
+            "KvK", "KvP", "KKvK", "KQvK", "KRvK", "KBvK", "KNvK", "KvQ", "KvN",
+        ] {
+            assert!(kpvk.contains(&d.to_string()), "{d} in {kpvk:?}");
+        }
+    }
+}

@@ -1,0 +1,585 @@
+//! `antitb::verify` and `antitb verify`: every ≤3-piece table (WDL, DTZ, DTW) is consistent;
+//! one changed value in a re-checksummed copy is reported at exactly that position; a corrupted
+//! block is a checksum error; the known results of tests/data/known.csv hold; bad input gives a
+//! one-line error. With the cargo feature `syzygy`, the ≤3-piece tables are also compared with
+//! de Man's Syzygy tables in ../shared/reference/syzygy.
+//!
+//! The tables are generated once per test process with the library build driver (this test is
+//! not the verifier, so it may use the generator).
+
+use antitb::build::{BuildOptions, build};
+use antitb::format::{FormatError, Region, Sections, TableFile, WriteOptions, write_table};
+use antitb::index::Index;
+use antitb::material::Material;
+use antitb::store::{FileKind, file_name};
+use antitb::value::Value;
+use antitb::verify::{Check, Reading, Report, VerifyError, VerifyOptions, verify_tables};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const TEMP_PREFIX: &str = "antitb-verify-";
+
+/// A fresh directory under the system temp dir (`name` and the process id), removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Remove directories left by earlier test processes that no longer run.
+fn remove_stale_dirs() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
+            continue;
+        };
+        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
+}
+
+fn build_into(dir: &Path, targets: &[Material], extra: &[PathBuf], dtw: bool) {
+    let mut opts = BuildOptions::new(dir);
+    opts.extra_dirs = extra.to_vec();
+    opts.dtw = dtw;
+    opts.check_disk = false;
+    build(targets, &opts, &|_| {}).expect("build tables");
+}
+
+fn up_to(n: usize) -> Vec<Material> {
+    (2..=n).flat_map(Material::all_with_pieces).collect()
+}
+
+/// Every table up to 3 pieces with WDL, DTZ and DTW files, built once per process. The
+/// directory is left for the process's lifetime and removed by a later run.
+fn tables3() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        remove_stale_dirs();
+        let dir = std::env::temp_dir().join(format!("{TEMP_PREFIX}tb3-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        build_into(&dir, &up_to(3), &[], true);
+        dir
+    })
+}
+
+fn m(name: &str) -> Material {
+    Material::parse(name).expect("material")
+}
+
+fn verify(dirs: &[&Path], materials: &[Material], fast: bool) -> Report {
+    let dirs: Vec<PathBuf> = dirs.iter().map(|d| d.to_path_buf()).collect();
+    let opts = VerifyOptions {
+        fast,
+        max_reports: 0,
+        ..VerifyOptions::default()
+    };
+    verify_tables(&dirs, materials, &opts, &|_| {}).expect("table directories readable")
+}
+
+fn antitb(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_antitb"))
+        .args(args)
+        .output()
+        .expect("run antitb")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+#[test]
+fn every_table_up_to_3_pieces_is_consistent() {
+    let dir = tables3();
+    let tables = up_to(3);
+    let report = verify(&[dir], &tables, false);
+    for t in &report.tables {
+        assert!(
+            t.is_ok(),
+            "{}: {:?} {:?}",
+            t.material,
+            t.errors,
+            t.shown.first()
+        );
+        assert_eq!(t.files.len(), 3, "{}: wdl, dtz and dtw files", t.material);
+        assert!(t.positions > 0, "{}", t.material);
+    }
+    assert_eq!(report.tables.len(), 147);
+    // Stored (quiet) positions of the 147 tables, both sides to move.
+    println!(
+        "{} positions checked in {:.1} s",
+        report.positions(),
+        report.time.as_secs_f64()
+    );
+    assert!(report.positions() > 8_000_000, "{}", report.positions());
+
+    let fast = verify(&[dir], &tables, true);
+    assert!(fast.is_ok());
+    assert_eq!((fast.positions(), fast.files()), (0, 3 * 147));
+}
+
+/// Raw symbols of both sections of a file.
+fn raw_sections(path: &Path) -> (TableFile, [Vec<u16>; 2]) {
+    let f = TableFile::open(path).expect("open table");
+    let secs = [
+        f.decode_section(0).expect("decode"),
+        f.decode_section(1).expect("decode"),
+    ];
+    (f, secs)
+}
+
+/// Write `secs` with the metadata and value width of `original` to `path` (fresh checksums).
+fn rewrite(original: &TableFile, secs: &[Vec<u16>; 2], path: &Path) {
+    let meta = original.meta().clone();
+    if original.value_width() == 1 {
+        let b: Vec<Vec<u8>> = secs
+            .iter()
+            .map(|s| s.iter().map(|&x| x as u8).collect())
+            .collect();
+        write_table(
+            path,
+            &meta,
+            Sections::U8(&[&b[0], &b[1]]),
+            &WriteOptions::default(),
+        )
+        .expect("write");
+    } else {
+        write_table(
+            path,
+            &meta,
+            Sections::U16(&[&secs[0], &secs[1]]),
+            &WriteOptions::default(),
+        )
+        .expect("write");
+    }
+}
+
+/// The value codes of a DTZ/DTW file's symbol map.
+fn value_map(f: &TableFile) -> Vec<u16> {
+    f.meta()
+        .encoding
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+/// The first stored (quiet) slot of `material` whose raw symbol satisfies `pick`.
+fn find_slot(material: Material, secs: &[Vec<u16>; 2], pick: impl Fn(u16) -> bool) -> (usize, u64) {
+    let index = Index::new(material);
+    for (side, sec) in secs.iter().enumerate() {
+        for idx in 0..index.size() {
+            if let Some(pos) = index.decode(side, idx)
+                && !pos.has_capture()
+                && pick(sec[idx as usize])
+            {
+                return (side, idx);
+            }
+        }
+    }
+    panic!("no such slot in {material}");
+}
+
+#[test]
+fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
+    let dir = tables3();
+    let mutated = TempDir::new("wdl");
+    let krvk = m("KRvK");
+    let name = file_name(krvk, FileKind::Wdl);
+    let (f, mut secs) = raw_sections(&dir.join(&name));
+    // A plain win (stored WDL + 2 = 4) becomes a draw.
+    let (side, idx) = find_slot(krvk, &secs, |w| w == 4);
+    secs[side][idx as usize] = 2;
+    rewrite(&f, &secs, &mutated.0.join(&name));
+
+    // The mutated directory comes first, so its KRvK.wdl is the one read.
+    let report = verify(&[&mutated.0, dir], &[krvk], false);
+    let t = &report.tables[0];
+    assert!(
+        t.errors.is_empty(),
+        "checksums were recomputed: {:?}",
+        t.errors
+    );
+    // Two checks read the changed value, both at that position: the WDL against the one its
+    // successors derive, and the (unchanged) DTW's class against it.
+    assert!(
+        t.shown.iter().all(|d| (d.side, d.index) == (side, idx)),
+        "{:?}",
+        t.shown
+    );
+    let checks: Vec<(Check, Reading, Reading)> = t
+        .shown
+        .iter()
+        .map(|d| (d.check, d.stored, d.derived))
+        .collect();
+    assert_eq!(t.disagreements, 2);
+    assert_eq!(checks[0], (Check::Wdl, Reading::Wdl(0), Reading::Wdl(2)));
+    assert!(
+        matches!(checks[1], (Check::DtwClass, Reading::Value(v), Reading::Wdl(0)) if v.is_win()),
+        "{checks:?}"
+    );
+    let d = &t.shown[0];
+    assert_eq!(Index::new(krvk).encode(&d.position), Some((side, idx)));
+
+    // The command line names the position with both values and fails.
+    let out = antitb(&[
+        "verify",
+        "KRvK",
+        "--tables",
+        s(&mutated.0),
+        "--tables",
+        s(dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let line = format!(
+        "disagreement: KRvK {}: wdl stored +0, derived +2",
+        d.position
+    );
+    assert!(stdout.contains(&line), "{stdout}");
+    assert!(stdout.contains("2 disagreements"), "{stdout}");
+}
+
+/// Change one stored DTZ or DTW value of KRvK to another win of the same class: that position
+/// is reported with both values; any other report is a position with a non-zeroing move into
+/// it, whose derivation read the changed value.
+fn changed_distance_is_reported(kind: FileKind, check: Check) {
+    let dir = tables3();
+    let mutated = TempDir::new(kind.extension());
+    let krvk = m("KRvK");
+    let index = Index::new(krvk);
+    let name = file_name(krvk, kind);
+    let (f, mut secs) = raw_sections(&dir.join(&name));
+    let map = value_map(&f);
+    let win = |sym: u16| {
+        Value::from_code(map[sym as usize])
+            .filter(|v| v.is_win() && v.distance() >= 3 && v.distance() <= 90)
+    };
+    let (side, idx) = find_slot(krvk, &secs, |sym| win(sym).is_some());
+    let old = win(secs[side][idx as usize]).expect("a win");
+    let new_sym = (0..map.len() as u16)
+        .find(|&s| win(s).is_some_and(|v| v != old))
+        .expect("another win distance in the map");
+    let new = win(new_sym).expect("a win");
+    secs[side][idx as usize] = new_sym;
+    rewrite(&f, &secs, &mutated.0.join(&name));
+
+    let report = verify(&[&mutated.0, dir], &[krvk], false);
+    let t = &report.tables[0];
+    assert!(t.errors.is_empty(), "{:?}", t.errors);
+    let at: Vec<_> = t
+        .shown
+        .iter()
+        .filter(|d| (d.side, d.index) == (side, idx))
+        .collect();
+    assert_eq!(at.len(), 1, "{:?}", t.shown);
+    assert_eq!(
+        (at[0].check, at[0].stored, at[0].derived),
+        (check, Reading::Value(new), Reading::Value(old))
+    );
+    for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
+        let reads_it =
+            d.position.legal_moves().iter().any(|mv| {
+                !mv.is_zeroing() && index.encode(&d.position.after(mv)) == Some((side, idx))
+            });
+        assert!(reads_it, "unexpected report {d}");
+    }
+    println!("{kind:?}: {old:?} -> {new:?}: {} reports", t.disagreements);
+}
+
+#[test]
+fn a_changed_dtz_value_is_reported_with_both_values() {
+    changed_distance_is_reported(FileKind::Dtz, Check::Dtz);
+}
+
+#[test]
+fn a_changed_dtw_value_is_reported_with_both_values() {
+    changed_distance_is_reported(FileKind::Dtw, Check::Dtw);
+}
+
+/// A copy of `name` from `src` in `dst` with one byte of block data flipped such that `accept`
+/// holds for the error the format layer then reports; the last blocks are tried first.
+fn corrupt_copy(src: &Path, dst: &Path, name: &str, accept: impl Fn(&FormatError) -> bool) {
+    let original = std::fs::read(src.join(name)).expect("read");
+    let path = dst.join(name);
+    // The file ends with the block data, then an 8-byte checksum.
+    let end = original.len() - 8;
+    for at in (end.saturating_sub(8192)..end).rev() {
+        let mut bytes = original.clone();
+        bytes[at] ^= 0x01;
+        std::fs::write(&path, &bytes).expect("write");
+        if let Err(e) = TableFile::open(&path).and_then(|f| f.verify_checksums())
+            && accept(&e)
+        {
+            return;
+        }
+    }
+    panic!("no byte flip of {name} gives the wanted error");
+}
+
+/// Verify KRvK from `bad` (then the good tables): the file error, never a position check.
+fn file_error(bad: &Path, fast: bool) -> String {
+    let report = verify(&[bad, tables3()], &[m("KRvK")], fast);
+    let t = &report.tables[0];
+    assert!(!t.is_ok());
+    assert_eq!(
+        t.positions, 0,
+        "a table with a bad file is not checked position by position"
+    );
+    assert!(
+        matches!(t.errors[..], [VerifyError::Store(_)]),
+        "{:?}",
+        t.errors
+    );
+    t.errors[0].to_string()
+}
+
+#[test]
+fn a_corrupted_block_is_a_checksum_error() {
+    let dir = tables3();
+    let bad = TempDir::new("corrupt");
+    let name = file_name(m("KRvK"), FileKind::Dtz);
+    // A flip that zstd still decodes, into other values: only the block checksum sees it.
+    corrupt_copy(dir, &bad.0, &name, |e| {
+        matches!(
+            e,
+            FormatError::BadChecksum {
+                region: Region::Block(_),
+                ..
+            }
+        )
+    });
+    for fast in [true, false] {
+        let msg = file_error(&bad.0, fast);
+        assert!(
+            msg.contains("KRvK.dtz") && msg.contains("block") && msg.contains("checksum"),
+            "{msg}"
+        );
+        println!("fast={fast}: {msg}");
+    }
+    let out = antitb(&[
+        "verify",
+        "--fast",
+        "KRvK",
+        "--tables",
+        s(&bad.0),
+        "--tables",
+        s(dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("error: KRvK:") && stdout.contains("checksum"),
+        "{stdout}"
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("antitb: error:"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+
+    // A flip zstd itself rejects is a corrupt block, named too.
+    corrupt_copy(dir, &bad.0, &name, |e| {
+        matches!(e, FormatError::Corrupt { block: Some(_), .. })
+    });
+    let msg = file_error(&bad.0, false);
+    assert!(msg.contains("KRvK.dtz") && msg.contains("block"), "{msg}");
+    // A truncated file.
+    let bytes = std::fs::read(dir.join(&name)).expect("read");
+    std::fs::write(bad.0.join(&name), &bytes[..bytes.len() / 2]).expect("write");
+    let msg = file_error(&bad.0, true);
+    assert!(msg.contains("KRvK.dtz"), "{msg}");
+}
+
+#[test]
+fn known_results_hold() {
+    let dir = tables3();
+    // One row has 4 pieces (KKPvK): build its closure next to the ≤3-piece tables.
+    let four = TempDir::new("known");
+    build_into(&four.0, &[m("KKPvK")], &[dir.to_path_buf()], false);
+    let csv = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/known.csv");
+    let out = antitb(&[
+        "verify",
+        "--known",
+        csv,
+        "--tables",
+        s(dir),
+        "--tables",
+        s(&four.0),
+    ]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    assert!(
+        stdout.contains("known: 6 rows") && stdout.contains("0 mismatches, 0 errors: OK"),
+        "{stdout}"
+    );
+
+    // The 4-piece table itself is consistent too.
+    let report = verify(&[&four.0, dir], &[m("KKPvK")], false);
+    assert!(report.is_ok(), "{:?}", report.tables[0].shown.first());
+
+    // A wrong row is printed with both values; a row whose table is missing is an error.
+    let wrong = TempDir::new("csv");
+    let path = wrong.0.join("wrong.csv");
+    std::fs::write(
+        &path,
+        "fen,wdl,dtz,dtw\n8/8/8/3K4/8/8/8/5r2 b - - 0 1,2,30,none\n8/8/8/8/8/8/8/KQRB1k2 w - - 0 1,2,1\n",
+    )
+    .expect("write csv");
+    let out = antitb(&["verify", "--known", s(&path), "--tables", s(dir)]);
+    assert_eq!(out.status.code(), Some(2));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("line 2: 8/8/8/3K4/8/8/8/5r2 b - - 0 1: expected wdl +2 dtz +30 dtw none, tables say wdl +2 dtz +32 dtw +"), "{stdout}");
+    assert!(
+        stdout.contains("known error:") && stdout.contains(":3:"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn the_command_line_checks_and_summarises() {
+    let dir = tables3();
+    let out = antitb(&["verify", "--max-pieces", "2", "--tables", s(dir)]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
+    let summary = stdout.lines().last().unwrap_or_default();
+    assert!(
+        summary.starts_with("verify: 21 tables, 63 files")
+            && summary.contains("positions/s")
+            && summary.ends_with("0 disagreements, 0 errors: OK"),
+        "{summary}"
+    );
+
+    let out = antitb(&[
+        "verify",
+        "KvK",
+        "KQvK",
+        "--fast",
+        "--json",
+        "--tables",
+        s(dir),
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(v["ok"], true);
+    assert_eq!(v["tables"]["files"], 6);
+    assert_eq!(v["tables"]["positions"], 0);
+}
+
+#[test]
+fn bad_input_is_one_line_and_a_failure() {
+    let dir = tables3();
+    let missing =
+        std::env::temp_dir().join(format!("{TEMP_PREFIX}nonexistent-{}", std::process::id()));
+    let empty = TempDir::new("empty");
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["verify", "--tables", s(&missing)],
+            "cannot read table directory",
+        ),
+        (
+            vec!["verify", "KXvK", "--tables", s(dir)],
+            "unknown piece letter",
+        ),
+        (
+            vec!["verify", "--max-pieces", "9", "--tables", s(dir)],
+            "--max-pieces",
+        ),
+        (vec!["verify", "--tables", s(&empty.0)], "no table files"),
+        (
+            vec!["verify", "--known", s(&missing), "--tables", s(dir)],
+            "nonexistent",
+        ),
+        (
+            vec!["verify", "--syzygy", s(&missing), "--tables", s(dir)],
+            "yzygy",
+        ),
+    ];
+    for (args, needle) in cases {
+        let out = antitb(&args);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("antitb: error:") && stderr.contains(needle),
+            "{args:?}: {stderr}"
+        );
+    }
+    // A requested table whose files are missing is reported and fails.
+    let out = antitb(&["verify", "KQvK", "--tables", s(&empty.0)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stdout).contains("error: KQvK: missing table KQvK (no file KQvK.wdl"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[cfg(feature = "syzygy")]
+#[test]
+fn tables_up_to_3_pieces_agree_with_syzygy() {
+    use antitb::verify::syzygy::{DtzClass, SyzygyOptions, compare_syzygy};
+    let reference = match std::env::var_os("ANTITB_SYZYGY_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/reference/syzygy"),
+    };
+    if !reference.is_dir() {
+        println!(
+            "skipped: Syzygy reference tables not found at {}",
+            reference.display()
+        );
+        return;
+    }
+    let dir = tables3();
+    let report = compare_syzygy(
+        &[dir.to_path_buf()],
+        &reference,
+        &up_to(3),
+        &SyzygyOptions::default(),
+        &|_| {},
+    )
+    .expect("directories readable");
+    let classes = report.classes();
+    for t in &report.tables {
+        assert!(t.is_ok(), "{}: {:?} {:?}", t.material, t.error, t.examples);
+    }
+    println!(
+        "{} positions compared in {:.1} s",
+        report.positions(),
+        report.time.as_secs_f64()
+    );
+    for c in DtzClass::ALL {
+        println!("  {c:<15} {}", classes[c as usize]);
+    }
+    assert_eq!(report.wdl_mismatches(), 0);
+    assert_eq!(classes[DtzClass::Mismatch as usize], 0);
+    // Every valid slot of every table, both sides to move.
+    assert!(report.positions() > 12_000_000, "{}", report.positions());
+    assert!(classes[DtzClass::Exact as usize] > report.positions() * 9 / 10);
+}
