@@ -309,12 +309,24 @@ pub fn run() -> i32 {
             against,
             all,
         }),
-        Command::Probe { fens, tables, json, line, by } => {
+        Command::Probe {
+            fens,
+            tables,
+            json,
+            line,
+            by,
+        } => {
             let by = match by {
                 By::Dtz => RankBy::Dtz,
                 By::Dtw => RankBy::Dtw,
             };
-            probe::run(probe::ProbeArgs { fens, tables, json, line, by })
+            probe::run(probe::ProbeArgs {
+                fens,
+                tables,
+                json,
+                line,
+                by,
+            })
         }
         Command::Verify {
             materials,
@@ -353,7 +365,10 @@ pub fn run() -> i32 {
 }
 
 /// Run `f` on a rayon pool of `threads` workers (default: rayon's choice, all cores).
-fn with_threads(threads: Option<usize>, f: impl FnOnce() -> Result<(), String> + Send) -> Result<(), String> {
+fn with_threads(
+    threads: Option<usize>,
+    f: impl FnOnce() -> Result<(), String> + Send,
+) -> Result<(), String> {
     match threads {
         None => f(),
         Some(0) => Err("--threads must be at least 1".to_string()),
