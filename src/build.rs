@@ -12,12 +12,12 @@
 //! and of the disk its files take; a table over [`BuildOptions::memory_limit`], or over the free
 //! space of the output directory, is refused with [`BuildError::TooLarge`] before work starts.
 
-use crate::format::{DEFAULT_VALUES_PER_BLOCK, ReadOptions, WriteOptions};
+use crate::format::ReadOptions;
 use crate::r#gen::{GenError, Metric, Progress, generate};
 use crate::index::Index;
 use crate::material::Material;
 use crate::probe::{DecodedTables, Tablebase};
-use crate::store::{FileKind, StoreError, StoredTable, file_name, write_table};
+use crate::store::{FileKind, StoreError, StoreOptions, StoredTable, file_name, write_table};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ pub struct BuildOptions {
     pub extra_dirs: Vec<PathBuf>,
     /// Metrics to build: DTZ (with WDL) always; DTW if set.
     pub dtw: bool,
-    pub write: WriteOptions,
+    pub write: StoreOptions,
     /// Refuse tables whose estimated peak memory ([`Estimate::memory`]) exceeds this many bytes.
     pub memory_limit: Option<u64>,
     /// Refuse tables whose estimated files ([`Estimate::disk`]) exceed the free space of `dir`.
@@ -47,7 +47,7 @@ impl BuildOptions {
             dir: dir.into(),
             extra_dirs: Vec::new(),
             dtw: false,
-            write: WriteOptions::default(),
+            write: StoreOptions::default(),
             memory_limit: None,
             check_disk: true,
         }
@@ -246,7 +246,7 @@ pub fn estimate_with(
         table + 2 * n + file(1)
     };
     let width = if dtw { 2 } else { 1 };
-    let block = u64::from(DEFAULT_VALUES_PER_BLOCK) * width;
+    let block = u64::from(crate::store::VALUES_PER_BLOCK) * width;
     let cache: u64 = Material::closure(&[m])
         .into_iter()
         .filter(|&d| d != m)

@@ -6,7 +6,9 @@
 //! table's symmetry) whose side to move has no capture. Positions where the side to move must
 //! capture are not stored (a probe resolves them by a capture search, SPEC.md §4); their number
 //! is given, and with [`StatsOptions::resolve_captures`] their WDL too, by that same search into
-//! the smaller tables.
+//! the smaller tables. The `.dtz` file stores one side to move; the DTZ of the other comes from
+//! the same one-ply search a probe makes, which reads the tables this one depends on (from the
+//! directory and [`StatsOptions::extra_dirs`]).
 
 use crate::format::ReadOptions;
 use crate::index::Index;
@@ -231,21 +233,28 @@ pub fn table_stats(
     };
     let mut files = vec![wdl.path().to_path_buf(), dtz.path().to_path_buf()];
     files.extend(dtw.as_ref().map(|t| t.path().to_path_buf()));
-    let tb = if opts.resolve_captures {
-        let dirs: Vec<PathBuf> = std::iter::once(dir.to_path_buf())
-            .chain(opts.extra_dirs.iter().cloned())
-            .collect();
-        Some(Tablebase::open(&dirs).map_err(StatsError::Probe)?)
-    } else {
-        None
-    };
+    // The prober: for capture positions (with `resolve_captures`) and for the side to move the
+    // `.dtz` file does not store, whose DTZ is one ply of search away.
+    let dirs: Vec<PathBuf> = std::iter::once(dir.to_path_buf())
+        .chain(opts.extra_dirs.iter().cloned())
+        .collect();
+    let tb = Tablebase::open_with(&dirs, ReadOptions { cache_blocks: 1024 })
+        .map_err(StatsError::Probe)?;
     let index = Index::new(m);
     let n = index.size();
     let mut sides: [SideStats; 2] = Default::default();
     for (side, out) in sides.iter_mut().enumerate() {
         let w = wdl.decode_side(side)?;
-        let z = dtz.decode_side(side)?;
-        let d = dtw.as_ref().map(|t| t.decode_side(side)).transpose()?;
+        let wdl_at = |i: usize| w[i] as i8 - 2;
+        let z = if dtz.stores_side(side) {
+            Some(dtz.decode_values(side, wdl_at)?)
+        } else {
+            None
+        };
+        let d = dtw
+            .as_ref()
+            .map(|t| t.decode_values(side, wdl_at))
+            .transpose()?;
         const CHUNK: u64 = 1 << 14;
         let chunks: Vec<u64> = (0..n.div_ceil(CHUNK)).collect();
         let part = |c: &u64| -> Result<SideStats, StatsError> {
@@ -253,7 +262,7 @@ pub fn table_stats(
                 dtw: d.as_ref().map(|_| Histogram::default()),
                 ..SideStats::default()
             };
-            if tb.is_some() {
+            if opts.resolve_captures {
                 s.capture_wdl = Some([0; 5]);
             }
             for idx in c * CHUNK..((c + 1) * CHUNK).min(n) {
@@ -262,7 +271,7 @@ pub fn table_stats(
                 };
                 if pos.has_capture() {
                     s.captures += 1;
-                    if let (Some(tb), Some(cw)) = (&tb, &mut s.capture_wdl) {
+                    if let Some(cw) = &mut s.capture_wdl {
                         let v = tb.probe_wdl(&pos).map_err(StatsError::Probe)?;
                         cw[(v + 2) as usize] += 1;
                     }
@@ -271,7 +280,11 @@ pub fn table_stats(
                 s.stored += 1;
                 let i = idx as usize;
                 let wdl_v = w[i] as i8 - 2;
-                let dtz_v = Value(z[i]);
+                let dtz_v = match &z {
+                    Some(z) => z[i],
+                    None if wdl_v == 0 => Value::DRAW,
+                    None => tb.probe_dtz(&pos).map_err(StatsError::Probe)?,
+                };
                 if dtz_v.wdl() != wdl_v {
                     return Err(StatsError::Inconsistent {
                         material: m,
@@ -283,7 +296,7 @@ pub fn table_stats(
                 s.wdl[w[i] as usize] += 1;
                 s.dtz.add(dtz_v, idx);
                 if let (Some(d), Some(h)) = (&d, &mut s.dtw) {
-                    h.add(Value(d[i]), idx);
+                    h.add(d[i], idx);
                 }
             }
             Ok(s)

@@ -1,22 +1,34 @@
 //! The files of one table: what each stores and how values are mapped to symbols.
 //!
-//! A material `M` has up to three files, each a [`crate::format`] file with two sections
-//! (side to move White, Black, in the canonical orientation) indexed by [`crate::index`]:
+//! A material `M` has up to three files, each a [`crate::format`] file indexed by
+//! [`crate::index`] (sections: one per stored side to move, in the canonical orientation):
 //!
-//! | file      | values                                                         |
-//! |-----------|----------------------------------------------------------------|
-//! | `M.wdl`   | 1 byte: WDL + 2 (0 = loss … 4 = win), SPEC.md §2                |
-//! | `M.dtz`   | a symbol per position; the header's encoding maps symbols to     |
-//! |           | value codes ([`Value`]: `W(n)`, `D`, `L(n)` with exact DTZ)      |
-//! | `M.dtw`   | the same for DTW (SPEC.md §3)                                    |
+//! | file      | sections        | values                                                    |
+//! |-----------|-----------------|-----------------------------------------------------------|
+//! | `M.wdl`   | White, Black    | 1 byte: WDL + 2 (0 = loss … 4 = win), SPEC.md §2           |
+//! | `M.dtz`   | one side only   | a symbol per position: the DTZ *distance* `n` of `W(n)` / `L(n)`, less 100 for cursed wins and blessed losses |
+//! | `M.dtw`   | White, Black    | a symbol per position: the DTW distance                   |
 //!
-//! Only *quiet* positions are stored: valid slots whose side to move has no capture. Capture
-//! positions and invalid slots are "don't care": they repeat the previous stored symbol, which
-//! costs almost nothing after compression; a prober resolves captures by search first
-//! (SPEC.md §4). The symbol map of DTZ/DTW files lists value codes by decreasing frequency
-//! (little-endian `u16` each); symbols are 1 byte when there are at most 256 distinct values.
+//! The sign and class of a DTZ or DTW value come from the `.wdl` file (DTW wins and losses are
+//! exactly the WDL wins and losses, cursed and blessed included, as the 50-move rule only
+//! decides *how* a won game is won), so `.dtz`/`.dtw` files hold distances only, and draws are
+//! "don't care". `.dtz` files hold **one side to move**, whichever compresses smaller; the DTZ
+//! of the other side is exact all the same, by one ply of search: every move of that side leads
+//! to the stored side or is a zeroing move scored by WDL (SPEC.md §2). See [`crate::probe`].
+//!
+//! Only *quiet* decisive positions are stored: valid slots whose side to move has no capture
+//! (plus, in `.dtz`/`.dtw`, a decisive WDL). Everything else is "don't care" and repeats the
+//! previous stored symbol, which costs almost nothing after compression; a prober resolves
+//! captures by search first (SPEC.md §4).
+//!
+//! The *value encoding* header field of `.dtz`/`.dtw` files: byte 0 is a bit set of the
+//! stored sides (bit 0 White, bit 1 Black; the file has one section per bit, White's first),
+//! then the distance of each symbol (little-endian `u16` each), commonest first. Symbols are
+//! 1 byte when there are at most 256 distinct distances, else 2.
 
-use crate::format::{self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats};
+use crate::format::{
+    self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats,
+};
 use crate::r#gen::Table;
 use crate::index::Index;
 use crate::material::Material;
@@ -86,18 +98,73 @@ impl From<FormatError> for StoreError {
     }
 }
 
-/// Map the stored slots of `table` through `f`, repeating the previous symbol in don't-care
-/// slots.
-fn symbols<T: Copy + Default>(table: &Table, side: usize, f: impl Fn(u16) -> T) -> Vec<T> {
+/// How table files are written: zstd level and block size per kind of file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// `.wdl` files: small blocks, so that a probe decodes little (probe speed), and a high
+    /// zstd level to win back what small blocks cost in size.
+    pub wdl: WriteOptions,
+    /// `.dtz` and `.dtw` files.
+    pub values: WriteOptions,
+}
+
+/// Default `.wdl` values per block; see `examples/size_lab.rs` and tables/FORMAT.md.
+pub const WDL_VALUES_PER_BLOCK: u32 = 1 << 14;
+/// Default zstd level of `.wdl` files.
+pub const WDL_LEVEL: i32 = 15;
+/// Default `.dtz`/`.dtw` values per block.
+pub const VALUES_PER_BLOCK: u32 = 1 << 14;
+/// Default zstd level of `.dtz`/`.dtw` files.
+pub const VALUES_LEVEL: i32 = 15;
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            wdl: WriteOptions {
+                level: WDL_LEVEL,
+                values_per_block: WDL_VALUES_PER_BLOCK,
+            },
+            values: WriteOptions {
+                level: VALUES_LEVEL,
+                values_per_block: VALUES_PER_BLOCK,
+            },
+        }
+    }
+}
+
+/// Map the slots of one side through `f` (`None` = don't care), repeating the previous symbol
+/// in don't-care slots.
+fn symbols<T: Copy + Default>(table: &Table, side: usize, f: impl Fn(u64, u16) -> Option<T>) -> Vec<T> {
     let mut out = Vec::with_capacity(table.values[side].len());
     let mut last = T::default();
     for (idx, &code) in table.values[side].iter().enumerate() {
-        if table.is_quiet(side, idx as u64) {
-            last = f(code);
+        if let Some(v) = f(idx as u64, code) {
+            last = v;
         }
         out.push(last);
     }
     out
+}
+
+/// The number a `.dtz`/`.dtw` file stores for a value: its distance (less 100 for DTZ cursed
+/// wins and blessed losses, whose class the `.wdl` file gives), `None` for a draw.
+fn stored_distance(kind: FileKind, v: Value) -> Option<u16> {
+    if v.is_draw() {
+        return None;
+    }
+    let d = v.distance();
+    Some(if kind == FileKind::Dtz && d > 100 { d - 100 } else { d })
+}
+
+/// The value a `.dtz`/`.dtw` distance stands for, given the position's WDL (non-zero).
+#[inline]
+pub fn value_of_distance(kind: FileKind, wdl: i8, d: u16) -> Value {
+    let d = if kind == FileKind::Dtz && (wdl == 1 || wdl == -1) {
+        d + 100
+    } else {
+        d
+    };
+    if wdl > 0 { Value::win(d) } else { Value::loss(d) }
 }
 
 fn meta(material: Material, kind: FileKind, index: &Index, encoding: Vec<u8>) -> TableMeta {
@@ -113,18 +180,24 @@ fn meta(material: Material, kind: FileKind, index: &Index, encoding: Vec<u8>) ->
 pub fn write_table(
     dir: &Path,
     table: &Table,
-    opts: &WriteOptions,
+    opts: &StoreOptions,
 ) -> Result<Vec<(PathBuf, WriteStats)>, StoreError> {
     let material = table.material();
     let mut written = Vec::new();
     if table.metric == Metric::Dtz {
-        let wdl = [0, 1].map(|s| symbols(table, s, |c| (Value(c).wdl() + 2) as u8));
+        let wdl = [0, 1].map(|s| {
+            symbols(table, s, |idx, c| {
+                table
+                    .is_quiet(s, idx)
+                    .then(|| (Value(c).wdl() + 2) as u8)
+            })
+        });
         let path = dir.join(file_name(material, FileKind::Wdl));
         let stats = format::write_table(
             &path,
             &meta(material, FileKind::Wdl, &table.index, Vec::new()),
             Sections::U8(&[&wdl[0], &wdl[1]]),
-            opts,
+            &opts.wdl,
         )?;
         written.push((path, stats));
     }
@@ -133,33 +206,65 @@ pub fn write_table(
     } else {
         FileKind::Dtw
     };
-    // Symbol map: value codes by decreasing frequency (ties by code), so the commonest is 0.
+    let stored = |side: usize, idx: u64, code: u16| {
+        if table.is_quiet(side, idx) {
+            stored_distance(kind, Value(code))
+        } else {
+            None
+        }
+    };
+    // Symbol map: distances by decreasing frequency (ties by distance), so the commonest is 0.
     let mut freq: HashMap<u16, u64> = HashMap::new();
     for side in 0..2 {
         for (idx, &code) in table.values[side].iter().enumerate() {
-            if table.is_quiet(side, idx as u64) {
-                *freq.entry(code).or_default() += 1;
+            if let Some(d) = stored(side, idx as u64, code) {
+                *freq.entry(d).or_default() += 1;
             }
         }
     }
-    let mut codes: Vec<(u16, u64)> = freq.into_iter().collect();
-    codes.sort_by_key(|&(c, n)| (std::cmp::Reverse(n), c));
-    let sym_of: HashMap<u16, u16> = codes
+    let mut dists: Vec<(u16, u64)> = freq.into_iter().collect();
+    dists.sort_by_key(|&(d, n)| (std::cmp::Reverse(n), d));
+    if dists.is_empty() {
+        dists.push((0, 0));
+    }
+    let sym_of: HashMap<u16, u16> = dists
         .iter()
         .enumerate()
-        .map(|(i, &(c, _))| (c, i as u16))
+        .map(|(i, &(d, _))| (d, i as u16))
         .collect();
-    let encoding: Vec<u8> = codes.iter().flat_map(|&(c, _)| c.to_le_bytes()).collect();
+    let map: Vec<u8> = dists.iter().flat_map(|&(d, _)| d.to_le_bytes()).collect();
     let path = dir.join(file_name(material, kind));
-    let m = meta(material, kind, &table.index, encoding);
-    let stats = if codes.len() <= 256 {
-        let s = [0, 1].map(|side| symbols(table, side, |c| sym_of[&c] as u8));
-        format::write_table(&path, &m, Sections::U8(&[&s[0], &s[1]]), opts)?
-    } else {
-        let s = [0, 1].map(|side| symbols(table, side, |c| sym_of[&c]));
-        format::write_table(&path, &m, Sections::U16(&[&s[0], &s[1]]), opts)?
+    let encoding = |sides: u8| -> Vec<u8> { std::iter::once(sides).chain(map.iter().copied()).collect() };
+    let wide = dists.len() > 256;
+    let syms: [Vec<u16>; 2] =
+        [0, 1].map(|s| symbols(table, s, |idx, c| stored(s, idx, c).map(|d| sym_of[&d])));
+    let narrow: [Vec<u8>; 2] = [0, 1].map(|s| syms[s].iter().map(|&x| x as u8).collect());
+    // Sections `which` of the symbol arrays, handed to `f`.
+    let with_sections = |which: &[usize], f: &mut dyn FnMut(Sections<'_>) -> Result<u64, StoreError>| {
+        let u8s: Vec<&[u8]> = which.iter().map(|&s| narrow[s].as_slice()).collect();
+        let u16s: Vec<&[u16]> = which.iter().map(|&s| syms[s].as_slice()).collect();
+        f(if wide { Sections::U16(&u16s) } else { Sections::U8(&u8s) })
     };
-    written.push((path, stats));
+    let sides: &[usize] = if kind == FileKind::Dtz {
+        // One side: whichever compresses smaller (White on a tie).
+        let len = |s: usize| {
+            let m = meta(material, kind, &table.index, encoding(1 << s));
+            with_sections(&[s], &mut |sec| Ok(format::encoded_len(&m, sec, &opts.values)?))
+        };
+        if len(1)? < len(0)? { &[1] } else { &[0] }
+    } else {
+        &[0, 1]
+    };
+    let mask = sides.iter().fold(0u8, |m, &s| m | 1 << s);
+    let m = meta(material, kind, &table.index, encoding(mask));
+    let mut stats = None;
+    with_sections(sides, &mut |sec| {
+        let st = format::write_table(&path, &m, sec, &opts.values)?;
+        let len = st.file_len;
+        stats = Some(st);
+        Ok(len)
+    })?;
+    written.push((path, stats.expect("written")));
     Ok(written)
 }
 
@@ -168,8 +273,10 @@ pub struct StoredTable {
     pub index: Index,
     pub kind: FileKind,
     file: TableFile,
-    /// Symbol → value code (DTZ/DTW files).
-    codes: Vec<u16>,
+    /// Section of each side to move, if the file stores it.
+    section: [Option<usize>; 2],
+    /// Symbol → distance (`.dtz`/`.dtw` files).
+    distances: Vec<u16>,
 }
 
 impl StoredTable {
@@ -206,27 +313,47 @@ impl StoredTable {
                 "index parameters differ from this version's".to_string(),
             ));
         }
-        if file.section_count() != 2 || (0..2).any(|s| file.section_len(s) != index.size()) {
+        let (mask, distances) = match kind {
+            FileKind::Wdl if meta.encoding.is_empty() => (3u8, Vec::new()),
+            FileKind::Wdl => return Err(mismatch("unexpected value map".to_string())),
+            _ => {
+                let e = &meta.encoding;
+                if e.len() < 3 || e.len() % 2 != 1 || !matches!(e[0], 1..=3) {
+                    return Err(mismatch("bad value map".to_string()));
+                }
+                let d: Vec<u16> = e[1..]
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect();
+                if d.iter().any(|&x| x > crate::value::MAX_DISTANCE) {
+                    return Err(mismatch("bad value map".to_string()));
+                }
+                (e[0], d)
+            }
+        };
+        if kind == FileKind::Dtw && mask != 3 {
+            return Err(mismatch("a .dtw file must store both sides".to_string()));
+        }
+        let mut section = [None, None];
+        let mut n = 0;
+        for (side, sec) in section.iter_mut().enumerate() {
+            if mask >> side & 1 != 0 {
+                *sec = Some(n);
+                n += 1;
+            }
+        }
+        if file.section_count() != n || (0..n).any(|s| file.section_len(s) != index.size()) {
             return Err(mismatch(format!(
-                "expected 2 sections of {} values",
+                "expected {n} section(s) of {} values",
                 index.size()
             )));
-        }
-        let codes: Vec<u16> = meta
-            .encoding
-            .chunks_exact(2)
-            .map(|c| u16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        if kind != FileKind::Wdl
-            && (codes.is_empty() || codes.iter().any(|&c| Value::from_code(c).is_none()))
-        {
-            return Err(mismatch("bad value map".to_string()));
         }
         Ok(StoredTable {
             index,
             kind,
             file,
-            codes,
+            section,
+            distances,
         })
     }
 
@@ -240,17 +367,10 @@ impl StoredTable {
         &self.file
     }
 
-    /// Decode a stored symbol: WDL (−2..=2) for WDL files, a value code otherwise.
-    fn decode(&self, raw: u16) -> Result<i32, StoreError> {
-        match self.kind {
-            FileKind::Wdl if raw <= 4 => Ok(i32::from(raw) - 2),
-            FileKind::Wdl => Err(self.corrupt(format!("WDL symbol {raw} out of range"))),
-            _ => self
-                .codes
-                .get(raw as usize)
-                .map(|&c| i32::from(c))
-                .ok_or_else(|| self.corrupt(format!("symbol {raw} outside the value map"))),
-        }
+    /// Does the file store positions with `side` to move (always, but for `.dtz` files)?
+    #[inline]
+    pub fn stores_side(&self, side: usize) -> bool {
+        self.section[side].is_some()
     }
 
     fn corrupt(&self, what: String) -> StoreError {
@@ -260,31 +380,69 @@ impl StoredTable {
         }
     }
 
+    fn section_of(&self, side: usize) -> Result<usize, StoreError> {
+        self.section[side].ok_or_else(|| {
+            self.corrupt(format!(
+                "{} to move is not stored in this file",
+                if side == 0 { "White" } else { "Black" }
+            ))
+        })
+    }
+
+    /// Decode a stored symbol: WDL + 2 (0..=4) for WDL files, a distance otherwise.
+    #[inline]
+    fn decode(&self, raw: u16) -> Result<u16, StoreError> {
+        match self.kind {
+            FileKind::Wdl if raw <= 4 => Ok(raw),
+            FileKind::Wdl => Err(self.corrupt(format!("WDL symbol {raw} out of range"))),
+            _ => self
+                .distances
+                .get(raw as usize)
+                .copied()
+                .ok_or_else(|| self.corrupt(format!("symbol {raw} outside the value map"))),
+        }
+    }
+
     /// The stored WDL (−2..=2) of a slot (WDL files only).
     pub fn wdl(&self, side: usize, idx: u64) -> Result<i8, StoreError> {
         debug_assert_eq!(self.kind, FileKind::Wdl);
-        Ok(self.decode(self.file.get(side, idx)?)? as i8)
+        Ok(self.decode(self.file.get(side, idx)?)? as i8 - 2)
     }
 
-    /// The stored value of a slot (DTZ or DTW files).
-    pub fn value(&self, side: usize, idx: u64) -> Result<Value, StoreError> {
+    /// The stored distance of a slot (`.dtz`/`.dtw` files; meaningful only for quiet positions
+    /// with a decisive WDL, see [`value_of_distance`]).
+    pub fn distance(&self, side: usize, idx: u64) -> Result<u16, StoreError> {
         debug_assert_ne!(self.kind, FileKind::Wdl);
-        Ok(Value(self.decode(self.file.get(side, idx)?)? as u16))
+        let s = self.section_of(side)?;
+        self.decode(self.file.get(s, idx)?)
     }
 
-    /// Every slot of one side, decoded: WDL + 2 for WDL files, value codes otherwise.
+    /// Every slot of one side, decoded: WDL + 2 for WDL files, distances otherwise.
     pub fn decode_side(&self, side: usize) -> Result<Vec<u16>, StoreError> {
-        let raw = self.file.decode_section(side)?;
-        raw.into_iter()
-            .map(|r| {
-                self.decode(r).map(|v| {
-                    if self.kind == FileKind::Wdl {
-                        (v + 2) as u16
-                    } else {
-                        v as u16
-                    }
-                })
+        let s = self.section_of(side)?;
+        let raw = self.file.decode_section(s)?;
+        raw.into_iter().map(|r| self.decode(r)).collect()
+    }
+
+    /// Every slot of one side as values, from this `.dtz`/`.dtw` file and the same table's WDL
+    /// (`wdl(i)` of slot `i`, −2..=2): draws where the WDL is a draw, and the stored distance
+    /// with the WDL's sign and class elsewhere (meaningful for quiet positions only).
+    pub fn decode_values(
+        &self,
+        side: usize,
+        wdl: impl Fn(usize) -> i8,
+    ) -> Result<Vec<Value>, StoreError> {
+        let d = self.decode_side(side)?;
+        Ok(d.iter()
+            .enumerate()
+            .map(|(i, &d)| {
+                let w = wdl(i);
+                if w == 0 {
+                    Value::DRAW
+                } else {
+                    value_of_distance(self.kind, w, d)
+                }
             })
-            .collect()
+            .collect())
     }
 }

@@ -616,6 +616,19 @@ fn copy_dir(from: &Path, name: &str, skip: impl Fn(&str) -> bool) -> TempDir {
 
 #[test]
 fn missing_table_names_the_material() {
+    // The DTZ file alone missing: a DTZ probe names it, a WDL probe does not need it.
+    let dir = copy_dir(tables3(), "missing-dtz", |n| n == "KRvN.dtz");
+    let tb = open(&[&dir.0]);
+    let p = pos("8/8/8/8/3n4/8/8/R3K3 w - - 0 1");
+    for q in [p, p.swap_colors()] {
+        match tb.probe_dtz(&q) {
+            Err(ProbeError::MissingTable { material, kind }) => {
+                assert_eq!((material, kind), (m("KRvN"), FileKind::Dtz), "{q}");
+            }
+            other => panic!("{q}: expected MissingTable, got {other:?}"),
+        }
+        assert!(tb.probe_wdl(&q).is_ok(), "{q}: WDL needs only the .wdl file");
+    }
     let dir = copy_dir(tables3(), "missing", |n| n.starts_with("KRvN."));
     let tb = open(&[&dir.0]);
     // White K and R, Black N, no capture: the KRvN table is needed.

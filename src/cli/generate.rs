@@ -6,7 +6,7 @@ use antitb::build::{
     BuildEvent, BuildOptions, BuildReport, build, free_disk, human_bytes, physical_memory,
 };
 use antitb::checksums;
-use antitb::format::WriteOptions;
+use antitb::store::StoreOptions;
 use antitb::material::Material;
 use antitb::store::file_name;
 use antitb::value::Metric;
@@ -180,7 +180,7 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
         dir: args.tables.clone(),
         extra_dirs: args.extra.clone(),
         dtw: args.dtw,
-        write: WriteOptions::default(),
+        write: StoreOptions::default(),
         memory_limit,
         check_disk: !args.no_disk_check,
     };

@@ -114,7 +114,7 @@ impl FixedHeader {
         (b.len() >= at::VERSION + 4).then(|| u32_at(b, at::VERSION))
     }
 
-    pub fn new_v1() -> FixedHeader {
+    pub fn new() -> FixedHeader {
         FixedHeader {
             version: FORMAT_VERSION,
             metric: 0,

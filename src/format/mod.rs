@@ -119,7 +119,9 @@ mod writer;
 
 pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
-pub use writer::{DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, WriteOptions, WriteStats, write_table};
+pub use writer::{
+    DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, WriteOptions, WriteStats, encoded_len, write_table,
+};
 
 #[cfg(test)]
 mod tests;
@@ -128,7 +130,7 @@ mod tests;
 pub const MAGIC: [u8; 8] = *b"ANTITB\x1a\n";
 
 /// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 /// What a table's values measure. Stored in the header so a file cannot be mistaken for
 /// another metric's.

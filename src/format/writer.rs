@@ -103,6 +103,18 @@ pub fn write_table(
     }
 }
 
+/// The length of the file [`write_table`] would write, without writing anything (the blocks
+/// are compressed all the same: use it to choose between encodings).
+pub fn encoded_len(
+    meta: &TableMeta,
+    sections: Sections<'_>,
+    opts: &WriteOptions,
+) -> Result<u64, FormatError> {
+    Ok(encode(Path::new("(in memory)"), meta, sections, opts)?
+        .stats
+        .file_len)
+}
+
 /// Syncs the directory holding `path`, so the rename itself survives a crash. Best effort: the
 /// file is complete and in place by now, and some platforms cannot sync a directory.
 fn sync_parent(path: &Path) {
@@ -161,7 +173,7 @@ fn encode(
         u32::try_from(n).map_err(|_| FormatError::invalid(path, format!("{what} too long")))
     };
     let width = sections.value_width();
-    let mut fixed = FixedHeader::new_v1();
+    let mut fixed = FixedHeader::new();
     fixed.metric = meta.metric.to_byte();
     fixed.value_width = width;
     fixed.compression = COMPRESSION_ZSTD;

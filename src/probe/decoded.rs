@@ -67,18 +67,35 @@ impl<'a> DecodedTables<'a> {
         if let Some(d) = self.cache.read().expect("cache lock").get(&key) {
             return Ok(d.clone());
         }
-        let t: Arc<StoredTable> = self.tb.table(key.0, kind).map_err(|e| match e {
-            super::ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
-            e => GenError::Source(e.to_string()),
-        })?;
-        let d = if t.index.size() <= Self::MAX_SLOTS {
-            let side = |s| {
-                t.decode_side(s)
-                    .map_err(|e| GenError::Source(e.to_string()))
-            };
+        let open = |kind| {
+            self.tb.table(key.0, kind).map_err(|e| match e {
+                super::ProbeError::MissingTable { material, .. } => {
+                    GenError::MissingTable(material)
+                }
+                e => GenError::Source(e.to_string()),
+            })
+        };
+        let source = |e: crate::store::StoreError| GenError::Source(e.to_string());
+        let wdl: Arc<StoredTable> = open(FileKind::Wdl)?;
+        let d = if wdl.index.size() <= Self::MAX_SLOTS {
+            let mut sides = [Vec::new(), Vec::new()];
+            for (s, out) in sides.iter_mut().enumerate() {
+                let w = wdl.decode_side(s).map_err(source)?;
+                *out = if kind == FileKind::Wdl {
+                    w
+                } else {
+                    // Values: the class from the `.wdl` file, the distance from this one.
+                    let t = open(kind)?;
+                    t.decode_values(s, |i| w[i] as i8 - 2)
+                        .map_err(source)?
+                        .into_iter()
+                        .map(Value::code)
+                        .collect()
+                };
+            }
             Some(Arc::new(Decoded {
-                index: t.index.clone(),
-                sides: [side(0)?, side(1)?],
+                index: wdl.index.clone(),
+                sides,
             }))
         } else {
             None

@@ -13,7 +13,7 @@ use crate::format::ReadOptions;
 use crate::r#gen::{GenError, TableSource};
 use crate::material::Material;
 use crate::rules::{Move, Position};
-use crate::store::{FileKind, StoreError, StoredTable, file_name};
+use crate::store::{FileKind, StoreError, StoredTable, file_name, value_of_distance};
 use crate::value::{Metric, Value, resolve};
 use std::collections::HashMap;
 use std::fmt;
@@ -200,23 +200,56 @@ impl Tablebase {
         Ok(())
     }
 
-    fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
-        let m = Material::of_position(pos);
-        let t = self.table(m, kind)?;
+    /// The stored WDL of a quiet position.
+    fn lookup_wdl(&self, pos: &Position) -> Result<i8, ProbeError> {
+        let t = self.table(Material::of_position(pos), FileKind::Wdl)?;
         let (side, idx) = t.index.encode(pos).expect("material matches its table");
-        match kind {
-            FileKind::Wdl => Ok(wdl_value(t.wdl(side, idx)?)),
-            _ => Ok(t.value(side, idx)?),
-        }
+        Ok(t.wdl(side, idx)?)
     }
 
-    fn resolve_kind(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
-        self.check_size(pos)?;
-        let metric = if kind == FileKind::Dtw {
-            Metric::Dtw
-        } else {
-            Metric::Dtz
-        };
+    /// The value of a quiet position read from the files of `kind`: a representative of its
+    /// WDL class for [`FileKind::Wdl`], the exact value for the others.
+    fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
+        if kind == FileKind::Wdl {
+            return Ok(wdl_value(self.lookup_wdl(pos)?));
+        }
+        // The file of `kind` first, so that a missing one is reported even for a draw.
+        let t = self.table(Material::of_position(pos), kind)?;
+        let w = self.lookup_wdl(pos)?;
+        if w == 0 {
+            return Ok(Value::DRAW);
+        }
+        let (side, idx) = t.index.encode(pos).expect("material matches its table");
+        if t.stores_side(side) {
+            return Ok(value_of_distance(kind, w, t.distance(side, idx)?));
+        }
+        // A `.dtz` file stores one side; the other is one ply of search away (SPEC.md §2):
+        // every move here is quiet, and leads to the stored side or is a pawn move.
+        debug_assert_eq!(kind, FileKind::Dtz);
+        let mut best: Option<Value> = None;
+        for m in pos.legal_moves().iter() {
+            let child = pos.after(m);
+            let score = if m.is_zeroing() {
+                Metric::Dtz.zeroing(self.resolve_with(&child, Metric::Dtz, FileKind::Wdl)?)
+            } else if child.has_capture() {
+                self.resolve_with(&child, Metric::Dtz, FileKind::Wdl)?
+                    .after_move()
+            } else {
+                self.lookup(&child, FileKind::Dtz)?.after_move()
+            };
+            best = Some(best.map_or(score, |b| b.max(score)));
+        }
+        // No legal move: stalemated, which wins.
+        Ok(best.unwrap_or(Value::win(0)))
+    }
+
+    /// [`resolve`] with lookups in the files of `kind`.
+    fn resolve_with(
+        &self,
+        pos: &Position,
+        metric: Metric,
+        kind: FileKind,
+    ) -> Result<Value, ProbeError> {
         let mut err = None;
         let r = resolve(pos, metric, &mut |p: &Position| {
             self.lookup(p, kind).map_err(|e| {
@@ -236,17 +269,25 @@ impl Tablebase {
 
     /// WDL under the 50-move rule, from the side to move's view (only `.wdl` files are read).
     pub fn probe_wdl(&self, pos: &Position) -> Result<i8, ProbeError> {
-        Ok(self.resolve_kind(pos, FileKind::Wdl)?.wdl())
+        self.check_size(pos)?;
+        Ok(self.resolve_with(pos, Metric::Dtz, FileKind::Wdl)?.wdl())
     }
 
     /// Exact DTZ value (`W(n)`, `D`, `L(n)`; its [`Value::wdl`] is the WDL).
     pub fn probe_dtz(&self, pos: &Position) -> Result<Value, ProbeError> {
-        self.resolve_kind(pos, FileKind::Dtz)
+        self.check_size(pos)?;
+        if pos.has_capture() {
+            // Captures are zeroing: their scores need only the WDL of what they lead to.
+            self.resolve_with(pos, Metric::Dtz, FileKind::Wdl)
+        } else {
+            self.resolve_with(pos, Metric::Dtz, FileKind::Dtz)
+        }
     }
 
     /// DTW value (50-move rule ignored).
     pub fn probe_dtw(&self, pos: &Position) -> Result<Value, ProbeError> {
-        self.resolve_kind(pos, FileKind::Dtw)
+        self.check_size(pos)?;
+        self.resolve_with(pos, Metric::Dtw, FileKind::Dtw)
     }
 
     /// WDL, DTZ and (if its files exist) DTW.

@@ -118,10 +118,10 @@ fn build_view(
     dtz: &StoredTable,
     dtw: Option<&StoredTable>,
 ) -> Result<View, VerifyError> {
-    let own_wdl = Arc::new(decode(wdl)?);
-    let own_dtz = Arc::new(decode(dtz)?);
+    let own_wdl = Arc::new(decode(wdl, None)?);
+    let own_dtz = Arc::new(decode(dtz, Some(&own_wdl))?);
     let own_dtw = match dtw {
-        Some(t) => Some(Ok(Arc::new(decode(t)?))),
+        Some(t) => Some(Ok(Arc::new(decode(t, Some(&own_wdl))?))),
         None => None,
     };
     // What this table's check decoded is what later tables need from it.
@@ -136,7 +136,47 @@ fn build_view(
         let dtw = dtw.map(|_| set.decoded(r, FileKind::Dtw));
         tables.push(ViewTable::new(r, wdl, None, dtw));
     }
-    Ok(View::new(tables))
+    let mut view = View::new(tables);
+    // The side the `.dtz` file does not store: one ply of search from the stored side, as a
+    // prober does. Its DTZ check below then holds by construction; its WDL check does not.
+    for side in 0..2 {
+        if !dtz.stores_side(side) {
+            let values = derive_side(&view, side)?;
+            view.tables[0].fill_dtz_side(side, values);
+        }
+    }
+    Ok(view)
+}
+
+/// DTZ values of every quiet decisive position of one side of the checked table, derived from
+/// its moves (draws elsewhere).
+fn derive_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
+    let own = &view.tables[0];
+    let size = own.index.size();
+    let chunks: Vec<u64> = (0..size.div_ceil(CHUNK)).collect();
+    let parts: Vec<Vec<Value>> = chunks
+        .par_iter()
+        .map(|&c| {
+            let mut out = Vec::with_capacity(CHUNK as usize);
+            for idx in c * CHUNK..((c + 1) * CHUNK).min(size) {
+                let v = match own.index.decode(side, idx) {
+                    Some(pos) if !pos.has_capture() => {
+                        if view.stored(side, idx, Want::Wdl)?.wdl() == 0 {
+                            Value::DRAW
+                        } else {
+                            let mut moves = MoveList::new();
+                            pos.quiet_moves(&mut moves);
+                            derive_dtz(view, &pos, &moves)?
+                        }
+                    }
+                    _ => Value::DRAW,
+                };
+                out.push(v);
+            }
+            Ok(out)
+        })
+        .collect::<Result<_, VerifyError>>()?;
+    Ok(parts.concat())
 }
 
 /// The view for DTZ values only: the table's `.wdl` and `.dtz` files (headers checked; blocks

@@ -59,25 +59,28 @@ impl Decoded {
     }
 }
 
-/// Decode both sections of an open file.
-pub(super) fn decode(table: &StoredTable) -> Result<Decoded, VerifyError> {
-    let side = |s: usize| table.decode_side(s);
-    Ok(match table.kind {
-        FileKind::Wdl => {
+/// Decode an open file. `.dtz`/`.dtw` files need the same table's decoded `.wdl` file (their
+/// values take sign and class from it). A side to move that a `.dtz` file does not store is
+/// left as draws, for [`ViewTable::fill_dtz_side`].
+pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decoded, VerifyError> {
+    Ok(match (table.kind, wdl) {
+        (FileKind::Wdl, _) => {
+            let side = |s: usize| table.decode_side(s);
             // `decode_side` has checked every symbol is a WDL (0..=4).
             Decoded::Wdl([side(0)?, side(1)?].map(|v| v.into_iter().map(|x| x as u8).collect()))
         }
-        _ => {
+        (_, Some(Decoded::Wdl(w))) => {
             let mut out = [Vec::new(), Vec::new()];
             for (s, o) in out.iter_mut().enumerate() {
-                // `decode_side` maps symbols through the value map, whose codes `open` checked.
-                *o = side(s)?
-                    .into_iter()
-                    .map(|c| Value::from_code(c).unwrap_or(Value::DRAW))
-                    .collect();
+                *o = if table.stores_side(s) {
+                    table.decode_values(s, |i| w[s][i] as i8 - 2)?
+                } else {
+                    vec![Value::DRAW; table.index.size() as usize]
+                };
             }
             Decoded::Values(out)
         }
+        _ => unreachable!("values are decoded with the table's WDL"),
     })
 }
 
@@ -148,7 +151,11 @@ impl TableSet {
             }
         }
         let table = self.open(key.0, kind)?;
-        let data = Arc::new(decode(&table)?);
+        let wdl = match kind {
+            FileKind::Wdl => None,
+            _ => Some(self.decoded(key.0, FileKind::Wdl)?),
+        };
+        let data = Arc::new(decode(&table, wdl.as_deref())?);
         self.insert(key.0, kind, data.clone());
         Ok(data)
     }
@@ -274,6 +281,15 @@ impl ViewTable {
             wdl,
             dtz,
             dtw,
+        }
+    }
+
+    /// Replace the DTZ values of one side to move (one the `.dtz` file does not store).
+    pub fn fill_dtz_side(&mut self, side: usize, values: Vec<Value>) {
+        let dtz = self.dtz.as_mut().expect("the checked table has DTZ values");
+        match Arc::get_mut(dtz).expect("DTZ values are not shared") {
+            Decoded::Values(s) => s[side] = values,
+            Decoded::Wdl(_) => unreachable!("DTZ values are values"),
         }
     }
 
