@@ -141,59 +141,65 @@ fn every_table_up_to_3_pieces_is_consistent() {
     assert_eq!((fast.positions(), fast.files()), (0, 3 * 147));
 }
 
-/// Raw symbols of both sections of a file.
-fn raw_sections(path: &Path) -> (TableFile, [Vec<u16>; 2]) {
+/// Raw symbols of a file, per side to move (`None`: a side a `.dtz` file does not store).
+fn raw_sections(path: &Path) -> (TableFile, [Option<Vec<u16>>; 2]) {
     let f = TableFile::open(path).expect("open table");
-    let secs = [
-        f.decode_section(0).expect("decode"),
-        f.decode_section(1).expect("decode"),
-    ];
+    let mask = match f.meta().metric {
+        antitb::format::Metric::Wdl => 3,
+        _ => f.meta().encoding[0],
+    };
+    let mut next = 0;
+    let secs = [0, 1].map(|side| {
+        (mask >> side & 1 != 0).then(|| {
+            next += 1;
+            f.decode_section(next - 1).expect("decode")
+        })
+    });
     (f, secs)
 }
 
 /// Write `secs` with the metadata and value width of `original` to `path` (fresh checksums).
-fn rewrite(original: &TableFile, secs: &[Vec<u16>; 2], path: &Path) {
+fn rewrite(original: &TableFile, secs: &[Option<Vec<u16>>; 2], path: &Path) {
     let meta = original.meta().clone();
-    if original.value_width() == 1 {
-        let b: Vec<Vec<u8>> = secs
-            .iter()
-            .map(|s| s.iter().map(|&x| x as u8).collect())
-            .collect();
-        write_table(
-            path,
-            &meta,
-            Sections::U8(&[&b[0], &b[1]]),
-            &WriteOptions::default(),
-        )
-        .expect("write");
+    let stored: Vec<&Vec<u16>> = secs.iter().flatten().collect();
+    let narrow: Vec<Vec<u8>> = stored
+        .iter()
+        .map(|s| s.iter().map(|&x| x as u8).collect())
+        .collect();
+    let narrow: Vec<&[u8]> = narrow.iter().map(|v| v.as_slice()).collect();
+    let wide: Vec<&[u16]> = stored.iter().map(|v| v.as_slice()).collect();
+    let sections = if original.value_width() == 1 {
+        Sections::U8(&narrow)
     } else {
-        write_table(
-            path,
-            &meta,
-            Sections::U16(&[&secs[0], &secs[1]]),
-            &WriteOptions::default(),
-        )
-        .expect("write");
-    }
+        Sections::U16(&wide)
+    };
+    write_table(path, &meta, sections, &WriteOptions::default()).expect("write");
 }
 
-/// The value codes of a DTZ/DTW file's symbol map.
-fn value_map(f: &TableFile) -> Vec<u16> {
-    f.meta()
-        .encoding
+/// The distances of a DTZ/DTW file's symbols.
+fn distance_map(f: &TableFile) -> Vec<u16> {
+    f.meta().encoding[1..]
         .chunks_exact(2)
         .map(|c| u16::from_le_bytes([c[0], c[1]]))
         .collect()
 }
 
-/// The first stored (quiet) slot of `material` whose raw symbol satisfies `pick`.
-fn find_slot(material: Material, secs: &[Vec<u16>; 2], pick: impl Fn(u16) -> bool) -> (usize, u64) {
+/// The first stored (quiet) slot of `material` on a side `secs` holds for which
+/// `pick(side, slot)` holds.
+fn find_slot(
+    material: Material,
+    secs: &[Option<Vec<u16>>; 2],
+    pick: impl Fn(usize, usize) -> bool,
+) -> (usize, u64) {
     let index = Index::new(material);
     for (side, sec) in secs.iter().enumerate() {
+        if sec.is_none() {
+            continue;
+        }
         for idx in 0..index.size() {
             if let Some(pos) = index.decode(side, idx)
                 && !pos.has_capture()
-                && pick(sec[idx as usize])
+                && pick(side, idx as usize)
             {
                 return (side, idx);
             }
@@ -202,16 +208,29 @@ fn find_slot(material: Material, secs: &[Vec<u16>; 2], pick: impl Fn(u16) -> boo
     panic!("no such slot in {material}");
 }
 
+/// Does `pos` reach slot `(side, idx)` of `index` by one or two non-zeroing moves?
+fn reaches(index: &Index, pos: &antitb::rules::Position, side: usize, idx: u64) -> bool {
+    pos.legal_moves().iter().filter(|m| !m.is_zeroing()).any(|m| {
+        let c = pos.after(m);
+        index.encode(&c) == Some((side, idx))
+            || c.legal_moves()
+                .iter()
+                .filter(|m| !m.is_zeroing())
+                .any(|m| index.encode(&c.after(m)) == Some((side, idx)))
+    })
+}
+
 #[test]
 fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     let dir = tables3();
     let mutated = TempDir::new("wdl");
     let krvk = m("KRvK");
+    let index = Index::new(krvk);
     let name = file_name(krvk, FileKind::Wdl);
     let (f, mut secs) = raw_sections(&dir.join(&name));
     // A plain win (stored WDL + 2 = 4) becomes a draw.
-    let (side, idx) = find_slot(krvk, &secs, |w| w == 4);
-    secs[side][idx as usize] = 2;
+    let (side, idx) = find_slot(krvk, &secs, |s, i| secs[s].as_ref().unwrap()[i] == 4);
+    secs[side].as_mut().unwrap()[idx as usize] = 2;
     rewrite(&f, &secs, &mutated.0.join(&name));
 
     // The mutated directory comes first, so its KRvK.wdl is the one read.
@@ -222,26 +241,32 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
         "checksums were recomputed: {:?}",
         t.errors
     );
-    // Two checks read the changed value, both at that position: the WDL against the one its
-    // successors derive, and the (unchanged) DTW's class against it.
-    assert!(
-        t.shown.iter().all(|d| (d.side, d.index) == (side, idx)),
-        "{:?}",
-        t.shown
-    );
-    let checks: Vec<(Check, Reading, Reading)> = t
+    // At that position: the WDL against the one its successors derive, and the DTZ and DTW,
+    // which take their class from the WDL, now draws against the wins derived. Any other
+    // report is a position whose derivation read it (one or two quiet moves away).
+    let at: Vec<(Check, Reading, Reading)> = t
         .shown
         .iter()
+        .filter(|d| (d.side, d.index) == (side, idx))
         .map(|d| (d.check, d.stored, d.derived))
         .collect();
-    assert_eq!(t.disagreements, 2);
-    assert_eq!(checks[0], (Check::Wdl, Reading::Wdl(0), Reading::Wdl(2)));
+    assert_eq!(at.len(), 3, "{:?}", t.shown);
+    assert_eq!(at[0], (Check::Dtz, Reading::Value(Value::DRAW), at[0].2));
+    assert!(matches!(at[0].2, Reading::Value(v) if v.wdl() == 2), "{at:?}");
+    assert_eq!(at[1], (Check::Wdl, Reading::Wdl(0), Reading::Wdl(2)));
     assert!(
-        matches!(checks[1], (Check::DtwClass, Reading::Value(v), Reading::Wdl(0)) if v.is_win()),
-        "{checks:?}"
+        matches!(at[2], (Check::Dtw, Reading::Value(Value::DRAW), Reading::Value(v)) if v.is_win()),
+        "{at:?}"
     );
-    let d = &t.shown[0];
-    assert_eq!(Index::new(krvk).encode(&d.position), Some((side, idx)));
+    for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
+        assert!(reaches(&index, &d.position, side, idx), "unexpected report {d}");
+    }
+    let d = t
+        .shown
+        .iter()
+        .find(|d| (d.side, d.index) == (side, idx))
+        .unwrap();
+    assert_eq!(index.encode(&d.position), Some((side, idx)));
 
     // The command line names the position with both values and fails.
     let out = antitb(&[
@@ -259,31 +284,36 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
         d.position
     );
     assert!(stdout.contains(&line), "{stdout}");
-    assert!(stdout.contains("2 disagreements"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{} disagreements", t.disagreements)),
+        "{stdout}"
+    );
 }
 
-/// Change one stored DTZ or DTW value of KRvK to another win of the same class: that position
-/// is reported with both values; any other report is a position with a non-zeroing move into
-/// it, whose derivation read the changed value.
+/// Change one stored DTZ or DTW distance of a KRvK win to another: that position is reported
+/// with both values; any other report is a position whose derivation read the changed value
+/// (one quiet move away; for DTZ two, through the side to move the file does not store, which
+/// is derived from the stored side).
 fn changed_distance_is_reported(kind: FileKind, check: Check) {
     let dir = tables3();
     let mutated = TempDir::new(kind.extension());
     let krvk = m("KRvK");
     let index = Index::new(krvk);
+    let (_, wdl) = raw_sections(&dir.join(file_name(krvk, FileKind::Wdl)));
     let name = file_name(krvk, kind);
     let (f, mut secs) = raw_sections(&dir.join(&name));
-    let map = value_map(&f);
-    let win = |sym: u16| {
-        Value::from_code(map[sym as usize])
-            .filter(|v| v.is_win() && v.distance() >= 3 && v.distance() <= 90)
-    };
-    let (side, idx) = find_slot(krvk, &secs, |sym| win(sym).is_some());
-    let old = win(secs[side][idx as usize]).expect("a win");
+    let map = distance_map(&f);
+    let ok = |d: u16| (3..=90).contains(&d);
+    let (side, idx) = find_slot(krvk, &secs, |s, i| {
+        wdl[s].as_ref().unwrap()[i] == 4 && ok(map[secs[s].as_ref().unwrap()[i] as usize])
+    });
+    let sym = &mut secs[side].as_mut().unwrap()[idx as usize];
+    let old = Value::win(map[*sym as usize]);
     let new_sym = (0..map.len() as u16)
-        .find(|&s| win(s).is_some_and(|v| v != old))
+        .find(|&x| ok(map[x as usize]) && Value::win(map[x as usize]) != old)
         .expect("another win distance in the map");
-    let new = win(new_sym).expect("a win");
-    secs[side][idx as usize] = new_sym;
+    let new = Value::win(map[new_sym as usize]);
+    *sym = new_sym;
     rewrite(&f, &secs, &mutated.0.join(&name));
 
     let report = verify(&[&mutated.0, dir], &[krvk], false);
@@ -300,11 +330,7 @@ fn changed_distance_is_reported(kind: FileKind, check: Check) {
         (check, Reading::Value(new), Reading::Value(old))
     );
     for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
-        let reads_it =
-            d.position.legal_moves().iter().any(|mv| {
-                !mv.is_zeroing() && index.encode(&d.position.after(mv)) == Some((side, idx))
-            });
-        assert!(reads_it, "unexpected report {d}");
+        assert!(reaches(&index, &d.position, side, idx), "unexpected report {d}");
     }
     println!("{kind:?}: {old:?} -> {new:?}: {} reports", t.disagreements);
 }

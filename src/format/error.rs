@@ -177,8 +177,13 @@ impl fmt::Display for FormatError {
             FormatError::BadMagic { .. } => f.write_str("not an antitb table file (bad magic)"),
             FormatError::UnsupportedVersion { found, .. } => write!(
                 f,
-                "unsupported format version {found} (this reader knows version {})",
-                super::FORMAT_VERSION
+                "unsupported format version {found} (this reader knows version {}{})",
+                super::FORMAT_VERSION,
+                if *found < super::FORMAT_VERSION {
+                    "; regenerate the table with this antitb"
+                } else {
+                    ""
+                }
             ),
             FormatError::Truncated {
                 expected, actual, ..

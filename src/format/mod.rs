@@ -22,7 +22,7 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 //!
-//! # Layout (format version 1)
+//! # Layout (format version 2; the layout is version 1's, the table layer's values changed)
 //!
 //! All integers are little-endian. Checksums are XXH64 with seed 0 ([`checksum`]). Offsets
 //! are absolute byte positions in the file. `tables/FORMAT.md` says the same for engine
@@ -33,7 +33,7 @@
 //! | offset | type  | field |
 //! |-------:|-------|-------|
 //! | 0      | [u8; 8] | magic `41 4E 54 49 54 42 1A 0A` (`"ANTITB\x1a\n"`) |
-//! | 8      | u32   | format version, 1 |
+//! | 8      | u32   | format version, 2 |
 //! | 12     | u8    | metric: 0 WDL, 1 DTZ, 2 DTW |
 //! | 13     | u8    | value width in bytes: 1 or 2 |
 //! | 14     | u8    | compression: 1 = zstd (each block one zstd frame) |

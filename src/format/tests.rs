@@ -438,15 +438,18 @@ fn bad_magic_and_version() {
     fs::write(&path, b"").unwrap();
     assert!(matches!(open_err(&path), FormatError::Truncated { .. }));
 
-    let mut bad = good.clone();
-    bad[8..12].copy_from_slice(&2u32.to_le_bytes());
-    fs::write(&path, &bad).unwrap();
-    let e = open_err(&path);
-    assert!(
-        matches!(e, FormatError::UnsupportedVersion { found: 2, .. }),
-        "{e}"
-    );
-    assert!(e.to_string().contains("version 2"));
+    // Version 1 (what antitb wrote before the `.dtz` layout changed) and a future version.
+    for v in [1u32, 3] {
+        let mut bad = good.clone();
+        bad[8..12].copy_from_slice(&v.to_le_bytes());
+        fs::write(&path, &bad).unwrap();
+        let e = open_err(&path);
+        assert!(
+            matches!(e, FormatError::UnsupportedVersion { found, .. } if found == v),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&format!("version {v}")), "{e}");
+    }
 }
 
 #[test]
