@@ -26,9 +26,7 @@
 //! then the distance of each symbol (little-endian `u16` each), commonest first. Symbols are
 //! 1 byte when there are at most 256 distinct distances, else 2.
 
-use crate::format::{
-    self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats,
-};
+use crate::format::{self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats};
 use crate::r#gen::Table;
 use crate::index::Index;
 use crate::material::Material;
@@ -134,7 +132,11 @@ impl Default for StoreOptions {
 
 /// Map the slots of one side through `f` (`None` = don't care), repeating the previous symbol
 /// in don't-care slots.
-fn symbols<T: Copy + Default>(table: &Table, side: usize, f: impl Fn(u64, u16) -> Option<T>) -> Vec<T> {
+fn symbols<T: Copy + Default>(
+    table: &Table,
+    side: usize,
+    f: impl Fn(u64, u16) -> Option<T>,
+) -> Vec<T> {
     let mut out = Vec::with_capacity(table.values[side].len());
     let mut last = T::default();
     for (idx, &code) in table.values[side].iter().enumerate() {
@@ -153,7 +155,11 @@ fn stored_distance(kind: FileKind, v: Value) -> Option<u16> {
         return None;
     }
     let d = v.distance();
-    Some(if kind == FileKind::Dtz && d > 100 { d - 100 } else { d })
+    Some(if kind == FileKind::Dtz && d > 100 {
+        d - 100
+    } else {
+        d
+    })
 }
 
 /// The value a `.dtz`/`.dtw` distance stands for, given the position's WDL (non-zero).
@@ -164,7 +170,11 @@ pub fn value_of_distance(kind: FileKind, wdl: i8, d: u16) -> Value {
     } else {
         d
     };
-    if wdl > 0 { Value::win(d) } else { Value::loss(d) }
+    if wdl > 0 {
+        Value::win(d)
+    } else {
+        Value::loss(d)
+    }
 }
 
 fn meta(material: Material, kind: FileKind, index: &Index, encoding: Vec<u8>) -> TableMeta {
@@ -187,9 +197,7 @@ pub fn write_table(
     if table.metric == Metric::Dtz {
         let wdl = [0, 1].map(|s| {
             symbols(table, s, |idx, c| {
-                table
-                    .is_quiet(s, idx)
-                    .then(|| (Value(c).wdl() + 2) as u8)
+                table.is_quiet(s, idx).then(|| (Value(c).wdl() + 2) as u8)
             })
         });
         let path = dir.join(file_name(material, FileKind::Wdl));
@@ -234,22 +242,30 @@ pub fn write_table(
         .collect();
     let map: Vec<u8> = dists.iter().flat_map(|&(d, _)| d.to_le_bytes()).collect();
     let path = dir.join(file_name(material, kind));
-    let encoding = |sides: u8| -> Vec<u8> { std::iter::once(sides).chain(map.iter().copied()).collect() };
+    let encoding =
+        |sides: u8| -> Vec<u8> { std::iter::once(sides).chain(map.iter().copied()).collect() };
     let wide = dists.len() > 256;
     let syms: [Vec<u16>; 2] =
         [0, 1].map(|s| symbols(table, s, |idx, c| stored(s, idx, c).map(|d| sym_of[&d])));
     let narrow: [Vec<u8>; 2] = [0, 1].map(|s| syms[s].iter().map(|&x| x as u8).collect());
     // Sections `which` of the symbol arrays, handed to `f`.
-    let with_sections = |which: &[usize], f: &mut dyn FnMut(Sections<'_>) -> Result<u64, StoreError>| {
-        let u8s: Vec<&[u8]> = which.iter().map(|&s| narrow[s].as_slice()).collect();
-        let u16s: Vec<&[u16]> = which.iter().map(|&s| syms[s].as_slice()).collect();
-        f(if wide { Sections::U16(&u16s) } else { Sections::U8(&u8s) })
-    };
+    let with_sections =
+        |which: &[usize], f: &mut dyn FnMut(Sections<'_>) -> Result<u64, StoreError>| {
+            let u8s: Vec<&[u8]> = which.iter().map(|&s| narrow[s].as_slice()).collect();
+            let u16s: Vec<&[u16]> = which.iter().map(|&s| syms[s].as_slice()).collect();
+            f(if wide {
+                Sections::U16(&u16s)
+            } else {
+                Sections::U8(&u8s)
+            })
+        };
     let sides: &[usize] = if kind == FileKind::Dtz {
         // One side: whichever compresses smaller (White on a tie).
         let len = |s: usize| {
             let m = meta(material, kind, &table.index, encoding(1 << s));
-            with_sections(&[s], &mut |sec| Ok(format::encoded_len(&m, sec, &opts.values)?))
+            with_sections(&[s], &mut |sec| {
+                Ok(format::encoded_len(&m, sec, &opts.values)?)
+            })
         };
         if len(1)? < len(0)? { &[1] } else { &[0] }
     } else {

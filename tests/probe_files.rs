@@ -627,7 +627,10 @@ fn missing_table_names_the_material() {
             }
             other => panic!("{q}: expected MissingTable, got {other:?}"),
         }
-        assert!(tb.probe_wdl(&q).is_ok(), "{q}: WDL needs only the .wdl file");
+        assert!(
+            tb.probe_wdl(&q).is_ok(),
+            "{q}: WDL needs only the .wdl file"
+        );
     }
     let dir = copy_dir(tables3(), "missing", |n| n.starts_with("KRvN."));
     let tb = open(&[&dir.0]);

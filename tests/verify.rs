@@ -210,14 +210,17 @@ fn find_slot(
 
 /// Does `pos` reach slot `(side, idx)` of `index` by one or two non-zeroing moves?
 fn reaches(index: &Index, pos: &antitb::rules::Position, side: usize, idx: u64) -> bool {
-    pos.legal_moves().iter().filter(|m| !m.is_zeroing()).any(|m| {
-        let c = pos.after(m);
-        index.encode(&c) == Some((side, idx))
-            || c.legal_moves()
-                .iter()
-                .filter(|m| !m.is_zeroing())
-                .any(|m| index.encode(&c.after(m)) == Some((side, idx)))
-    })
+    pos.legal_moves()
+        .iter()
+        .filter(|m| !m.is_zeroing())
+        .any(|m| {
+            let c = pos.after(m);
+            index.encode(&c) == Some((side, idx))
+                || c.legal_moves()
+                    .iter()
+                    .filter(|m| !m.is_zeroing())
+                    .any(|m| index.encode(&c.after(m)) == Some((side, idx)))
+        })
 }
 
 #[test]
@@ -252,14 +255,20 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
         .collect();
     assert_eq!(at.len(), 3, "{:?}", t.shown);
     assert_eq!(at[0], (Check::Dtz, Reading::Value(Value::DRAW), at[0].2));
-    assert!(matches!(at[0].2, Reading::Value(v) if v.wdl() == 2), "{at:?}");
+    assert!(
+        matches!(at[0].2, Reading::Value(v) if v.wdl() == 2),
+        "{at:?}"
+    );
     assert_eq!(at[1], (Check::Wdl, Reading::Wdl(0), Reading::Wdl(2)));
     assert!(
         matches!(at[2], (Check::Dtw, Reading::Value(Value::DRAW), Reading::Value(v)) if v.is_win()),
         "{at:?}"
     );
     for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
-        assert!(reaches(&index, &d.position, side, idx), "unexpected report {d}");
+        assert!(
+            reaches(&index, &d.position, side, idx),
+            "unexpected report {d}"
+        );
     }
     let d = t
         .shown
@@ -330,7 +339,10 @@ fn changed_distance_is_reported(kind: FileKind, check: Check) {
         (check, Reading::Value(new), Reading::Value(old))
     );
     for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
-        assert!(reaches(&index, &d.position, side, idx), "unexpected report {d}");
+        assert!(
+            reaches(&index, &d.position, side, idx),
+            "unexpected report {d}"
+        );
     }
     println!("{kind:?}: {old:?} -> {new:?}: {} reports", t.disagreements);
 }

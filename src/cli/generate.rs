@@ -6,8 +6,8 @@ use antitb::build::{
     BuildEvent, BuildOptions, BuildReport, build, free_disk, human_bytes, physical_memory,
 };
 use antitb::checksums;
-use antitb::store::StoreOptions;
 use antitb::material::Material;
+use antitb::store::StoreOptions;
 use antitb::store::file_name;
 use antitb::value::Metric;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};

@@ -210,16 +210,18 @@ impl Tablebase {
     /// The value of a quiet position read from the files of `kind`: a representative of its
     /// WDL class for [`FileKind::Wdl`], the exact value for the others.
     fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
+        let m = Material::of_position(pos);
         if kind == FileKind::Wdl {
             return Ok(wdl_value(self.lookup_wdl(pos)?));
         }
         // The file of `kind` first, so that a missing one is reported even for a draw.
-        let t = self.table(Material::of_position(pos), kind)?;
-        let w = self.lookup_wdl(pos)?;
+        let t = self.table(m, kind)?;
+        let wdl = self.table(m, FileKind::Wdl)?;
+        let (side, idx) = t.index.encode(pos).expect("material matches its table");
+        let w = wdl.wdl(side, idx)?;
         if w == 0 {
             return Ok(Value::DRAW);
         }
-        let (side, idx) = t.index.encode(pos).expect("material matches its table");
         if t.stores_side(side) {
             return Ok(value_of_distance(kind, w, t.distance(side, idx)?));
         }
@@ -227,15 +229,26 @@ impl Tablebase {
         // every move here is quiet, and leads to the stored side or is a pawn move.
         debug_assert_eq!(kind, FileKind::Dtz);
         let mut best: Option<Value> = None;
-        for m in pos.legal_moves().iter() {
-            let child = pos.after(m);
-            let score = if m.is_zeroing() {
+        for mv in pos.legal_moves().iter() {
+            let child = pos.after(mv);
+            let score = if mv.is_zeroing() {
                 Metric::Dtz.zeroing(self.resolve_with(&child, Metric::Dtz, FileKind::Wdl)?)
             } else if child.has_capture() {
                 self.resolve_with(&child, Metric::Dtz, FileKind::Wdl)?
                     .after_move()
             } else {
-                self.lookup(&child, FileKind::Dtz)?.after_move()
+                // Same table, the stored side to move.
+                let (cs, ci) = t.index.encode(&child).expect("same material");
+                let cw = wdl.wdl(cs, ci)?;
+                if cw == 0 {
+                    Value::DRAW
+                } else if w > 0 && cw > 0 {
+                    // A move into a win for the opponent, from a won position: never the
+                    // best move, so its distance need not be read.
+                    Value::loss(1)
+                } else {
+                    value_of_distance(kind, cw, t.distance(cs, ci)?).after_move()
+                }
             };
             best = Some(best.map_or(score, |b| b.max(score)));
         }
