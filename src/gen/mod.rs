@@ -13,12 +13,18 @@
 //!    when its baseline loss is longer; pending baseline wins `W(b)` are placed at level `b`;
 //! 4. what is still undecided is a draw.
 //!
-//! Slots hold a [`Value`] code (2 bytes per position and side to move). Each level is one
-//! parallel scan (rayon, 4096-slot chunks) over the group. Writes to arbitrary slots are
-//! relaxed atomic stores; they are race-free in effect because every value written at a level
-//! depends only on values decided at earlier levels, so the result is the same for any thread
-//! count. The same machinery computes DTW: only the scoring of zeroing moves differs
-//! ([`Metric::zeroing`]).
+//! Slots hold a [`Value`] code (2 bytes per position and side to move). A level visits the
+//! slots decided at distance `n − 1` and the pending `W(n)`: from per-distance *frontier lists*
+//! filled as values are stored, or, for distances with too many slots to list within a memory
+//! cap (at most `n/8` entries of 4 bytes for a table of `n` slots per side), by one parallel
+//! scan (rayon, 4096-slot chunks) over the group; candidates for a loss are likewise visited
+//! from a list of the bit-set words that got a bit, or by scanning the bit set. Which way a slot
+//! is found never changes a value. Writes to arbitrary slots are relaxed atomic stores (a
+//! compare-and-swap where two events may decide the same slot); they are race-free in effect
+//! because every value written at a level depends only on values decided at earlier levels, so
+//! the result is the same for any thread count. The same machinery computes DTW: only the
+//! scoring of zeroing moves differs ([`Metric::zeroing`]); its many long, sparse levels are
+//! what the frontier lists are for.
 
 mod memory;
 mod solve;

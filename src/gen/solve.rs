@@ -9,10 +9,13 @@ use crate::value::PENDING;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, Ordering::Relaxed};
 
 /// Slots per parallel work item (a multiple of 64).
 const CHUNK: u64 = 4096;
+/// Frontier entries per parallel work item.
+const LIST_CHUNK: usize = 1024;
 /// Marks a quiet slot whose group has not been initialised yet.
 const QUIET_UNINIT: u16 = PENDING | 0x7fff;
 
@@ -41,11 +44,115 @@ struct Solver<'a> {
     /// One bit per slot: a valid position without capture (what a file must store).
     quiet: [Vec<AtomicU64>; 2],
     max_level: AtomicU32,
-    /// `decided[d]`: some slot of the current group holds `W(d)` or `L(d)` (an event source
-    /// for level `d + 1`). `pending_win[d]`: some slot waits for its baseline `W(d)`.
-    /// Levels with neither are skipped without a scan.
-    decided: Vec<AtomicBool>,
-    pending_win: Vec<AtomicBool>,
+    /// The frontier of the current group: which slots each level must visit.
+    frontier: Mutex<Frontier>,
+}
+
+/// A frontier entry: `idx * 2 + side` (slot of a position), or `word * 2 + side` (word of the
+/// candidate bit set).
+type Entry = u32;
+
+/// The slots of one distance in the current group, for the level that visits them.
+#[derive(Default)]
+enum Bucket {
+    /// Every slot of the group with this distance (possibly none).
+    #[default]
+    Empty,
+    Listed(Vec<Entry>),
+    /// Too many to list: the level scans the whole group.
+    Scan,
+}
+
+impl Bucket {
+    fn is_empty(&self) -> bool {
+        matches!(self, Bucket::Empty)
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Bucket::Listed(v) => v.len(),
+            _ => 0,
+        }
+    }
+}
+
+/// Per-distance lists of the slots decided (or waiting for a baseline win) in the current
+/// group, so that level `n` visits only the slots that became `W(n−1)`/`L(n−1)` and the pending
+/// `W(n)` baselines instead of scanning the group. A list that would grow past `level_cap`, or
+/// past the `total_cap` all lists share, becomes [`Bucket::Scan`] (freed): its level scans the
+/// group as without lists. Lists only choose which slots are visited, never a value: a scan
+/// visits exactly the slots a complete list holds, so the result does not depend on them.
+struct Frontier {
+    /// `decided[d]`: slots holding `W(d)` or `L(d)`, events of level `d + 1`.
+    decided: Vec<Bucket>,
+    /// `pending[d]`: slots waiting for their baseline `W(d)`, placed at level `d`.
+    pending: Vec<Bucket>,
+    /// Candidate words (`word * 2 + side`) that got their first bit at the current level.
+    words: Bucket,
+    /// Entries in all lists.
+    total: usize,
+    total_cap: usize,
+    level_cap: usize,
+    words_cap: usize,
+}
+
+impl Frontier {
+    /// Append `items` to `b`, or turn it into [`Bucket::Scan`] if that exceeds a cap.
+    fn push(
+        b: &mut Bucket,
+        items: &[Entry],
+        total: &mut usize,
+        level_cap: usize,
+        total_cap: usize,
+    ) {
+        if items.is_empty() {
+            return;
+        }
+        let len = b.len();
+        match b {
+            Bucket::Scan => {}
+            _ if len + items.len() > level_cap || *total + items.len() > total_cap => {
+                *total -= len;
+                *b = Bucket::Scan;
+            }
+            Bucket::Listed(v) => {
+                v.extend_from_slice(items);
+                *total += items.len();
+            }
+            Bucket::Empty => {
+                *b = Bucket::Listed(items.to_vec());
+                *total += items.len();
+            }
+        }
+    }
+
+    /// Take the bucket of `d` (left empty), releasing its entries from the total.
+    fn take(&mut self, pending: bool, d: u32) -> Bucket {
+        let b = if pending {
+            &mut self.pending[d as usize]
+        } else {
+            &mut self.decided[d as usize]
+        };
+        let b = std::mem::take(b);
+        self.total -= b.len();
+        b
+    }
+}
+
+/// What one parallel work item decided, for the frontier (flushed at the end of the item).
+#[derive(Default)]
+struct Sink {
+    /// Level being solved; entries of this distance go to `next`, others to `other`.
+    level: u32,
+    /// Largest distance decided.
+    max: u32,
+    /// Whether to collect entries of distance `level` (no when its bucket is already `Scan`).
+    keep_next: bool,
+    next: Vec<Entry>,
+    /// `(distance << 32) | entry`.
+    other: Vec<u64>,
+    /// Candidate words that got their first bit.
+    words: Vec<Entry>,
 }
 
 /// Generate one table: every position of `material` (any orientation; the canonical one is
@@ -63,9 +170,11 @@ pub fn generate(
     let mk = || (0..n).map(|_| AtomicU16::new(0)).collect::<Vec<_>>();
     let flags = || {
         (0..=MAX_DISTANCE as usize + 1)
-            .map(|_| AtomicBool::new(false))
+            .map(|_| Bucket::Empty)
             .collect::<Vec<_>>()
     };
+    // Entries must fit in an `Entry`.
+    let lists = (2 * n as u64) <= u64::from(Entry::MAX);
     let bits = || {
         (0..n.div_ceil(64))
             .map(|_| AtomicU64::new(0))
@@ -80,8 +189,18 @@ pub fn generate(
         candidates: [bits(), bits()],
         quiet: [bits(), bits()],
         max_level: AtomicU32::new(0),
-        decided: flags(),
-        pending_win: flags(),
+        frontier: Mutex::new(Frontier {
+            decided: flags(),
+            pending: flags(),
+            words: Bucket::Empty,
+            total: 0,
+            // At most n/8 entries: 0.25 byte per slot and side (0.5 with the slack of growing
+            // vectors), so the solver's 4.5 n bytes stay below the writer's 6.25 n peak
+            // (`build::Estimate`).
+            total_cap: if lists { n / 8 } else { 0 },
+            level_cap: 0,
+            words_cap: 0,
+        }),
     };
     let groups = solver.groups();
     let report = |phase, group, level| {
@@ -144,22 +263,79 @@ impl Solver<'_> {
         self.slots[side][idx as usize].load(Relaxed)
     }
 
+    /// Note that `(side, idx)` now holds the win or loss `v`.
     #[inline]
-    fn store(&self, side: usize, idx: u64, v: Value) {
-        self.slots[side][idx as usize].store(v.code(), Relaxed);
-        if v.is_win() || v.is_loss() {
-            let d = u32::from(v.distance());
-            self.max_level.fetch_max(d, Relaxed);
-            Self::flag(&self.decided, d);
+    fn decided(&self, sink: &mut Sink, side: usize, idx: u64, v: Value) {
+        let d = u32::from(v.distance());
+        sink.max = sink.max.max(d);
+        let e = (idx * 2 + side as u64) as Entry;
+        if d == sink.level {
+            if sink.keep_next {
+                sink.next.push(e);
+            }
+        } else {
+            sink.other.push(u64::from(d) << 32 | u64::from(e));
         }
     }
 
+    /// Store the win or loss `v` in `(side, idx)`.
     #[inline]
-    fn flag(flags: &[AtomicBool], d: u32) {
-        let f = &flags[d as usize];
-        if !f.load(Relaxed) {
-            f.store(true, Relaxed);
+    fn store(&self, sink: &mut Sink, side: usize, idx: u64, v: Value) {
+        self.slots[side][idx as usize].store(v.code(), Relaxed);
+        self.decided(sink, side, idx, v);
+    }
+
+    /// Store the win or loss `v` in `(side, idx)` if it still holds `old`; at a level, every
+    /// write to a slot writes the same value, so exactly one writer succeeds.
+    #[inline]
+    fn store_if(&self, sink: &mut Sink, side: usize, idx: u64, old: u16, v: Value) {
+        if self.slots[side][idx as usize]
+            .compare_exchange(old, v.code(), Relaxed, Relaxed)
+            .is_ok()
+        {
+            self.decided(sink, side, idx, v);
         }
+    }
+
+    /// Hand what `sink` collected to the frontier.
+    fn flush(&self, sink: &mut Sink) {
+        if sink.max > self.max_level.load(Relaxed) {
+            self.max_level.fetch_max(sink.max, Relaxed);
+        }
+        if sink.next.is_empty() && sink.other.is_empty() && sink.words.is_empty() {
+            return;
+        }
+        let mut guard = self.frontier.lock().expect("frontier lock");
+        let f = &mut *guard;
+        let (level_cap, total_cap) = (f.level_cap, f.total_cap);
+        Frontier::push(
+            &mut f.decided[sink.level as usize],
+            &sink.next,
+            &mut f.total,
+            level_cap,
+            total_cap,
+        );
+        for &x in &sink.other {
+            Frontier::push(
+                &mut f.decided[(x >> 32) as usize],
+                &[x as Entry],
+                &mut f.total,
+                level_cap,
+                total_cap,
+            );
+        }
+        let words_cap = f.words_cap;
+        Frontier::push(
+            &mut f.words,
+            &sink.words,
+            &mut f.total,
+            words_cap,
+            total_cap,
+        );
+        drop(guard);
+        sink.next.clear();
+        sink.other.clear();
+        sink.words.clear();
     }
 
     /// Slot of a position of this table (same orientation as the table's slots).
@@ -276,39 +452,123 @@ impl Solver<'_> {
             }
             Ok::<(), GenError>(())
         })?;
-        // Levels of values already decided in this group (captures, stalemates, baselines).
-        for f in self.decided.iter().chain(&self.pending_win) {
-            f.store(false, Relaxed);
-        }
-        let top = chunks
+        self.init_frontier(chunks);
+        Ok(())
+    }
+
+    /// The frontier of a group before its levels: the values already decided (captures,
+    /// stalemates, baselines) and the pending baseline wins, counted by distance; the distances
+    /// with fewest slots are listed while the caps allow, the others are scanned for.
+    fn init_frontier(&self, chunks: &[Range<u64>]) {
+        // Per distance: (decided slots, pending wins).
+        let hist = chunks
             .par_iter()
-            .map(|r| {
-                let mut m = 0u32;
+            .fold(Vec::<(u64, u64)>::new, |mut h, r| {
                 for idx in r.clone() {
                     for side in 0..2 {
                         let code = self.load(side, idx);
                         let v = Value(code & !PENDING);
                         if v.is_win() || v.is_loss() {
-                            let d = u32::from(v.distance());
-                            if code & PENDING == 0 {
-                                Self::flag(&self.decided, d);
-                                m = m.max(d);
-                            } else if v.is_win() {
-                                Self::flag(&self.pending_win, d);
-                                m = m.max(d);
+                            let d = usize::from(v.distance());
+                            if code & PENDING == 0 || v.is_win() {
+                                if h.len() <= d {
+                                    h.resize(d + 1, (0, 0));
+                                }
+                                if code & PENDING == 0 {
+                                    h[d].0 += 1;
+                                } else {
+                                    h[d].1 += 1;
+                                }
                             }
                         }
                     }
                 }
-                m
+                h
             })
-            .max()
-            .unwrap_or(0);
-        self.max_level.store(top, Relaxed);
-        Ok(())
+            .reduce(Vec::new, |mut a, b| {
+                if a.len() < b.len() {
+                    a.resize(b.len(), (0, 0));
+                }
+                for (x, y) in a.iter_mut().zip(b) {
+                    x.0 += y.0;
+                    x.1 += y.1;
+                }
+                a
+            });
+        self.max_level
+            .store(hist.len().saturating_sub(1) as u32, Relaxed);
+        let group_slots: u64 = 2 * chunks.iter().map(|r| r.end - r.start).sum::<u64>();
+        let mut guard = self.frontier.lock().expect("frontier lock");
+        let f = &mut *guard;
+        f.decided.fill_with(Bucket::default);
+        f.pending.fill_with(Bucket::default);
+        f.words = Bucket::Empty;
+        f.total = 0;
+        // A level visits a listed slot at a few times the cost of scanning one.
+        f.level_cap = (group_slots / 8) as usize;
+        f.words_cap = (group_slots / 64 / 4) as usize;
+        // Smallest counts first: they save the most scanning per listed entry.
+        let mut order: Vec<(u64, bool, usize)> = hist
+            .iter()
+            .enumerate()
+            .flat_map(|(d, &(dec, pen))| [(dec, false, d), (pen, true, d)])
+            .filter(|&(c, _, _)| c > 0)
+            .collect();
+        order.sort_unstable();
+        let mut budget = f.total_cap as u64;
+        // listed[d]: bit 0 the decided slots of distance d are listed, bit 1 the pending wins.
+        let mut listed = vec![0u8; hist.len()];
+        for (c, pending, d) in order {
+            let b = if pending {
+                &mut f.pending[d]
+            } else {
+                &mut f.decided[d]
+            };
+            if c <= f.level_cap as u64 && c <= budget {
+                budget -= c;
+                listed[d] |= 1 << u8::from(pending);
+                *b = Bucket::Listed(Vec::with_capacity(c as usize));
+            } else {
+                *b = Bucket::Scan;
+            }
+        }
+        drop(guard);
+        chunks.par_iter().for_each_init(Vec::new, |out, r| {
+            for idx in r.clone() {
+                for side in 0..2 {
+                    let code = self.load(side, idx);
+                    let v = Value(code & !PENDING);
+                    if v.is_win() || v.is_loss() {
+                        let pending = code & PENDING != 0;
+                        let d = usize::from(v.distance());
+                        if (!pending || v.is_win()) && listed[d] >> u8::from(pending) & 1 != 0 {
+                            out.push((d, pending, (idx * 2 + side as u64) as Entry));
+                        }
+                    }
+                }
+            }
+            if !out.is_empty() {
+                let mut f = self.frontier.lock().expect("frontier lock");
+                f.total += out.len();
+                for &(d, pending, e) in out.iter() {
+                    let b = if pending {
+                        &mut f.pending[d]
+                    } else {
+                        &mut f.decided[d]
+                    };
+                    if let Bucket::Listed(v) = b {
+                        v.push(e);
+                    }
+                }
+                out.clear();
+            }
+        });
     }
 
-    /// Phase 3: the level-by-level retrograde passes.
+    /// Phase 3: the level-by-level retrograde passes. Level `n` visits the slots of
+    /// `decided[n − 1]` and `pending[n]` (their lists, or a scan of the group when either is
+    /// [`Bucket::Scan`]), then the candidate words that got a bit (their list, or a scan of the
+    /// bit set); levels with nothing to visit are skipped.
     fn levels(&self, chunks: &[Range<u64>], report: &(dyn Fn(u32) + Sync)) -> Result<(), GenError> {
         let mut n: u32 = 1;
         while n <= self.max_level.load(Relaxed) + 1 {
@@ -319,42 +579,96 @@ impl Solver<'_> {
                     super::MAX_DISTANCE
                 )));
             }
-            if !self.decided[n as usize - 1].load(Relaxed)
-                && !self.pending_win[n as usize].load(Relaxed)
-            {
+            let (events, pending, keep_next) = {
+                let mut f = self.frontier.lock().expect("frontier lock");
+                let events = f.take(false, n - 1);
+                let pending = f.take(true, n);
+                let keep_next = !matches!(f.decided[n as usize], Bucket::Scan);
+                (events, pending, keep_next)
+            };
+            if events.is_empty() && pending.is_empty() {
                 n += 1;
                 continue;
             }
             report(n);
+            let new_sink = || Sink {
+                level: n,
+                keep_next,
+                ..Sink::default()
+            };
             let lose_prev = Value::loss((n - 1) as u16).code();
             let win_prev = Value::win((n - 1) as u16).code();
             let win_pending = PENDING | Value::win(n as u16).code();
-            chunks.par_iter().for_each(|r| {
-                for idx in r.clone() {
-                    for side in 0..2 {
-                        let code = self.load(side, idx);
-                        if code == lose_prev {
-                            self.propagate_win(side, idx, n);
-                        } else if code == win_prev {
-                            self.mark_candidates(side, idx);
-                        } else if code == win_pending {
-                            self.store(side, idx, Value::win(n as u16));
+            let win = Value::win(n as u16);
+            let event = |sink: &mut Sink, side: usize, idx: u64, code: u16| {
+                if code == lose_prev {
+                    self.propagate_win(sink, side, idx, n);
+                } else if code == win_prev {
+                    self.mark_candidates(sink, side, idx);
+                } else if code == win_pending {
+                    self.store_if(sink, side, idx, code, win);
+                }
+            };
+            if matches!(events, Bucket::Scan) || matches!(pending, Bucket::Scan) {
+                drop((events, pending));
+                chunks.par_iter().for_each_init(new_sink, |sink, r| {
+                    for idx in r.clone() {
+                        for side in 0..2 {
+                            event(sink, side, idx, self.load(side, idx));
                         }
                     }
-                }
-            });
-            chunks.par_iter().for_each(|r| {
-                for side in 0..2 {
-                    for w in (r.start / 64)..r.end.div_ceil(64) {
-                        let mut bits = self.candidates[side][w as usize].swap(0, Relaxed);
-                        while bits != 0 {
-                            let idx = w * 64 + u64::from(bits.trailing_zeros());
-                            bits &= bits - 1;
-                            self.check_loss(side, idx, n);
-                        }
+                    self.flush(sink);
+                });
+            } else {
+                for list in [pending, events] {
+                    if let Bucket::Listed(list) = list {
+                        list.par_chunks(LIST_CHUNK)
+                            .for_each_init(new_sink, |sink, part| {
+                                for &e in part {
+                                    let (side, idx) = ((e & 1) as usize, u64::from(e >> 1));
+                                    event(sink, side, idx, self.load(side, idx));
+                                }
+                                self.flush(sink);
+                            });
                     }
                 }
-            });
+            }
+            let words = std::mem::take(&mut self.frontier.lock().expect("frontier lock").words);
+            let check_word = |sink: &mut Sink, side: usize, w: u64| {
+                let word = &self.candidates[side][w as usize];
+                if word.load(Relaxed) == 0 {
+                    return;
+                }
+                let mut bits = word.swap(0, Relaxed);
+                while bits != 0 {
+                    let idx = w * 64 + u64::from(bits.trailing_zeros());
+                    bits &= bits - 1;
+                    self.check_loss(sink, side, idx, n);
+                }
+            };
+            match words {
+                Bucket::Empty => {}
+                Bucket::Listed(list) => {
+                    self.frontier.lock().expect("frontier lock").total -= list.len();
+                    list.par_chunks(LIST_CHUNK / 4)
+                        .for_each_init(new_sink, |sink, part| {
+                            for &e in part {
+                                check_word(sink, (e & 1) as usize, u64::from(e >> 1));
+                            }
+                            self.flush(sink);
+                        });
+                }
+                Bucket::Scan => {
+                    chunks.par_iter().for_each_init(new_sink, |sink, r| {
+                        for side in 0..2 {
+                            for w in (r.start / 64)..r.end.div_ceil(64) {
+                                check_word(sink, side, w);
+                            }
+                        }
+                        self.flush(sink);
+                    });
+                }
+            }
             n += 1;
         }
         Ok(())
@@ -444,17 +758,18 @@ impl Solver<'_> {
     }
 
     /// `(side, idx)` is `L(n−1)`: its undecided quiet predecessors win in `n`.
-    fn propagate_win(&self, side: usize, idx: u64, n: u32) {
+    fn propagate_win(&self, sink: &mut Sink, side: usize, idx: u64, n: u32) {
         self.for_each_quiet(side, idx, Self::color_of(1 - side), |ps, pi| {
-            if self.load(ps, pi) & PENDING != 0 {
-                self.store(ps, pi, Value::win(n as u16));
+            let code = self.load(ps, pi);
+            if code & PENDING != 0 {
+                self.store_if(sink, ps, pi, code, Value::win(n as u16));
             }
         });
     }
 
     /// `(side, idx)` is `W(n−1)`: its undecided quiet predecessors that could be lost (no
     /// zeroing move that draws or wins) become candidates for [`Solver::check_loss`].
-    fn mark_candidates(&self, side: usize, idx: u64) {
+    fn mark_candidates(&self, sink: &mut Sink, side: usize, idx: u64) {
         self.for_each_quiet(side, idx, Self::color_of(1 - side), |ps, pi| {
             let code = self.load(ps, pi);
             if code & PENDING == 0 {
@@ -462,14 +777,18 @@ impl Solver<'_> {
             }
             let baseline = Value(code & !PENDING);
             if baseline.0 == 0 || baseline.is_loss() {
-                self.candidates[ps][(pi / 64) as usize].fetch_or(1 << (pi % 64), Relaxed);
+                let (w, bit) = (pi / 64, 1 << (pi % 64));
+                let word = &self.candidates[ps][w as usize];
+                if word.load(Relaxed) & bit == 0 && word.fetch_or(bit, Relaxed) == 0 {
+                    sink.words.push((w * 2 + ps as u64) as Entry);
+                }
             }
         });
     }
 
     /// A candidate whose every quiet non-pawn move leads to a win decided before level `n` is
     /// lost: `L(n)`, or `L(b)` if its best zeroing move loses more slowly.
-    fn check_loss(&self, side: usize, idx: u64, n: u32) {
+    fn check_loss(&self, sink: &mut Sink, side: usize, idx: u64, n: u32) {
         let code = self.load(side, idx);
         if code & PENDING == 0 {
             return;
@@ -488,7 +807,7 @@ impl Solver<'_> {
             } else {
                 n.max(u32::from(baseline.distance()))
             };
-            self.store(side, idx, Value::loss(d as u16));
+            self.store(sink, side, idx, Value::loss(d as u16));
         }
     }
 
@@ -498,7 +817,7 @@ impl Solver<'_> {
             for idx in r.clone() {
                 for side in 0..2 {
                     if self.load(side, idx) & PENDING != 0 {
-                        self.store(side, idx, Value::DRAW);
+                        self.slots[side][idx as usize].store(Value::DRAW.code(), Relaxed);
                     }
                 }
             }
