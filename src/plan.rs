@@ -97,7 +97,7 @@ impl Plan {
         out.push_str("ANTITB ?= antitb\nTABLES ?= tables\nGENERATE_FLAGS ?=\n\n.DELETE_ON_ERROR:\n.PHONY: all\n");
         let all: Vec<String> = self.targets.iter().map(|&m| target(m)).collect();
         out.push_str(&format!("all: {}\n", all.join(" ")));
-        let dtw = if self.dtw { " --dtw" } else { "" };
+        let dtw = if self.dtw { "" } else { " --metrics wdl,dtz" };
         for j in &self.jobs {
             let deps: Vec<String> = j.deps.iter().map(|&d| target(d)).collect();
             out.push_str(&format!(
@@ -132,8 +132,9 @@ impl Plan {
                     "generate".to_string(),
                     j.material.to_string(),
                 ];
-                if self.dtw {
-                    command.push("--dtw".to_string());
+                if !self.dtw {
+                    command.push("--metrics".to_string());
+                    command.push("wdl,dtz".to_string());
                 }
                 json!({
                     "material": j.material.to_string(),

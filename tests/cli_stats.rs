@@ -60,9 +60,7 @@ fn wdl_total(w: &Json) -> u64 {
 fn stats_json_adds_up() {
     let dir = TempDir::new("stats");
     let d = dir.0.to_str().unwrap();
-    let out = antitb(&[
-        "generate", "KPvK", "KRvN", "--dtw", "--tables", d, "--quiet",
-    ]);
+    let out = antitb(&["generate", "KPvK", "KRvN", "--tables", d, "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let tb = Tablebase::open(&[&dir.0]).unwrap();
     for name in ["KPvK", "KRvN"] {

@@ -30,6 +30,24 @@ enum By {
     Dtw,
 }
 
+/// A kind of table file, for `--metrics`.
+#[derive(Copy, Clone, PartialEq, Eq, ValueEnum)]
+enum MetricArg {
+    Wdl,
+    Dtz,
+    Dtw,
+}
+
+/// Whether `--metrics` asks for DTW; WDL and DTZ are always built (DTW is built from them).
+fn with_dtw(metrics: &[MetricArg]) -> Result<bool, String> {
+    if !metrics.contains(&MetricArg::Wdl) || !metrics.contains(&MetricArg::Dtz) {
+        return Err(
+            "--metrics must include wdl and dtz (every table has them; dtw is optional)".into(),
+        );
+    }
+    Ok(metrics.contains(&MetricArg::Dtw))
+}
+
 #[derive(Copy, Clone, ValueEnum)]
 enum PlanFormat {
     Make,
@@ -54,9 +72,9 @@ enum Command {
         /// Worker threads (default: all cores)
         #[arg(long)]
         threads: Option<usize>,
-        /// Also build DTW files
-        #[arg(long)]
-        dtw: bool,
+        /// Files to build per table (comma-separated): wdl and dtz always, dtw (depth to win) unless left out
+        #[arg(long, value_delimiter = ',', default_value = "wdl,dtz,dtw")]
+        metrics: Vec<MetricArg>,
         /// Print nothing but errors
         #[arg(long, short)]
         quiet: bool,
@@ -97,9 +115,9 @@ enum Command {
         /// Every table with at most this many pieces
         #[arg(long)]
         max_pieces: Option<usize>,
-        /// Plan DTW files too
-        #[arg(long)]
-        dtw: bool,
+        /// Files to plan per table (comma-separated): wdl and dtz always, dtw unless left out
+        #[arg(long, value_delimiter = ',', default_value = "wdl,dtz,dtw")]
+        metrics: Vec<MetricArg>,
         /// Output format
         #[arg(long, value_enum, default_value = "json")]
         format: PlanFormat,
@@ -256,24 +274,26 @@ pub fn run() -> i32 {
             tables,
             with_tables,
             threads,
-            dtw,
+            metrics,
             quiet,
             memory_limit,
             no_disk_check,
             checksums,
             no_checksums,
-        } => with_threads(threads, || {
-            generate::run(generate::GenerateArgs {
-                materials,
-                max_pieces,
-                tables,
-                extra: with_tables,
-                dtw,
-                quiet,
-                memory_limit,
-                no_disk_check,
-                checksums,
-                no_checksums,
+        } => with_dtw(&metrics).and_then(|dtw| {
+            with_threads(threads, || {
+                generate::run(generate::GenerateArgs {
+                    materials,
+                    max_pieces,
+                    tables,
+                    extra: with_tables,
+                    dtw,
+                    quiet,
+                    memory_limit,
+                    no_disk_check,
+                    checksums,
+                    no_checksums,
+                })
             })
         }),
         Command::Stats {
@@ -292,12 +312,18 @@ pub fn run() -> i32 {
         Command::Plan {
             materials,
             max_pieces,
-            dtw,
+            metrics,
             format,
         } => plan::run(plan::PlanArgs {
             materials,
             max_pieces,
-            dtw,
+            dtw: match with_dtw(&metrics) {
+                Ok(d) => d,
+                Err(e) => {
+                    eprintln!("antitb: error: {e}");
+                    return 2;
+                }
+            },
             make: matches!(format, PlanFormat::Make),
         }),
         Command::Checksums {
