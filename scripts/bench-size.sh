@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Size benchmark (issue 4): bytes on disk of all <=4-piece antitb tables (WDL and DTZ files
-# separately; DTW files are not counted) against the reference Syzygy files (.gtbw = WDL,
+# separately, DTW files reported apart, not in the ratio) against the reference Syzygy files (.gtbw = WDL,
 # .gtbz = DTZ) of ../shared/reference/syzygy, with the ratios antitb / Syzygy. Goal: <= 1.5x.
 # Bytes are file lengths (apparent size; `du` block rounding would favour neither side much).
 # Usage: scripts/bench-size.sh [ANTITB_DIR] [SYZYGY_DIR]
@@ -39,4 +39,9 @@ row "DTZ" "$zn" "$zb" "$rzn" "$rzb"
 row "WDL+DTZ" "$((wn + zn))" "$((wb + zb))" "$((rwn + rzn))" "$((rwb + rzb))"
 if [ "$wn" -ne 714 ] || [ "$zn" -ne 714 ]; then
   echo "warning: expected 714 antitb WDL and DTZ files (all tables up to 4 pieces)" >&2
+fi
+read -r dn db < <(sum "$ours" dtw)
+if [ "$dn" -gt 0 ]; then
+  printf '%-10s %5s files %13s bytes   (no Syzygy counterpart; %s of WDL+DTZ)\n' "DTW" "$dn" "$db" \
+    "$(awk -v a="$db" -v b="$((wb + zb))" 'BEGIN { printf "+%.0f%%", 100 * a / b }')"
 fi

@@ -391,3 +391,38 @@ fn positions_beyond_the_tables_are_one_line_errors() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains("KPvK"), "names the material: {stderr}");
 }
+
+/// `antitb probe - | head -1`: the reader goes away after one line; antitb stops quietly (no
+/// panic message), as Unix tools do.
+#[test]
+fn a_closed_output_pipe_is_not_a_panic() {
+    use std::io::{BufRead, BufReader};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_antitb"))
+        .args(["probe", "--tables", dir_str(), "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run antitb");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        // Far more output than a pipe buffer holds; errors once antitb has stopped reading.
+        for _ in 0..20_000 {
+            if stdin
+                .write_all(b"8/8/8/8/3n4/8/8/R3K3 w - - 0 1\n")
+                .is_err()
+            {
+                break;
+            }
+        }
+    });
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    out.read_line(&mut first).expect("read a line");
+    assert!(first.contains("8/8/8/8/3n4/8/8/R3K3"), "{first}");
+    drop(out);
+    let output = child.wait_with_output().expect("wait");
+    writer.join().expect("writer");
+    let stderr = text(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

@@ -3,7 +3,10 @@
 //!
 //! A probe is a capture search plus a lookup (SPEC.md §4): if the side to move has a capture
 //! (en passant included) the value is the best over the captures, recursively; otherwise the
-//! position is looked up in its table. A WDL probe opens only the small `.wdl` file.
+//! position is looked up in its table. A WDL probe opens only the small `.wdl` file. A DTZ or
+//! DTW lookup reads the WDL (sign and class) and the stored distance ([`crate::store`]); for
+//! the side to move a `.dtz` file does not store, it makes one ply of search over the stored
+//! side, which gives the same exact value (SPEC.md §2).
 
 mod decoded;
 
