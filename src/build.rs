@@ -185,8 +185,9 @@ pub fn human_bytes(n: u64) -> String {
 ///   are freed: `4.25 n`), and the writer maps them to a symbol vector per side, 1 byte per slot
 ///   for WDL and DTZ (every DTZ file up to 4 pieces has at most 256 distinct values) and 2 for
 ///   DTW: `+ 2n` or `+ 4n`, plus one file's compressed blocks (at most its disk estimate);
-/// * the source of smaller tables caches decoded blocks: up to [`SOURCE_CACHE_BLOCKS`] blocks
-///   per file of every table in the closure (1-byte `.wdl` files for DTZ, 2-byte `.dtw` assumed);
+/// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
+///   decoded, 2 bytes per slot and side (tables above [`DecodedTables::MAX_SLOTS`] slots are
+///   read through block caches instead: [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side);
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// So a WDL + DTZ build peaks at `6.25 n + n + cache + base` bytes (`8.25 n + n + …` with DTW).
@@ -245,12 +246,17 @@ pub fn estimate_with(
     } else {
         table + 2 * n + file(1)
     };
-    let width = if dtw { 2 } else { 1 };
-    let block = u64::from(crate::store::VALUES_PER_BLOCK) * width;
-    let cache: u64 = Material::closure(&[m])
+    let block = 2 * u64::from(crate::store::VALUES_PER_BLOCK);
+    let cache: u64 = source_tables(m)
         .into_iter()
-        .filter(|&d| d != m)
-        .map(|d| (2 * size(d) * width).min(SOURCE_CACHE_BLOCKS as u64 * block))
+        .map(|d| {
+            let s = size(d);
+            if s <= DecodedTables::MAX_SLOTS {
+                2 * 2 * s
+            } else {
+                2 * SOURCE_CACHE_BLOCKS as u64 * block
+            }
+        })
         .sum();
     let metrics = if dtw { 2 } else { 1 };
     Estimate {
@@ -260,6 +266,18 @@ pub fn estimate_with(
         disk,
         work: 2 * n * metrics,
     }
+}
+
+/// The tables the solver of `m` reads: those one capture or promotion away and (through
+/// capture chains) smaller ones. Tables as large as `m` that only promotions of promotions
+/// reach are never read, and are not decoded (PPvPP's closure holds over a hundred 4-piece
+/// tables; decoding them all cost 4.2 GB instead of 0.26 GB).
+fn source_tables(m: Material) -> Vec<Material> {
+    let direct = m.dependencies();
+    Material::closure(&[m])
+        .into_iter()
+        .filter(|&d| d != m && (d.count() < m.count() || direct.contains(&d)))
+        .collect()
 }
 
 /// Bytes free to an unprivileged writer on the file system holding `dir`.
@@ -495,10 +513,7 @@ pub fn build(
         let mut bytes = 0;
         for &metric in metrics {
             let mut decoded = DecodedTables::new(&source);
-            let needed: Vec<Material> = Material::closure(&[m])
-                .into_iter()
-                .filter(|&d| d != m)
-                .collect();
+            let needed = source_tables(m);
             decoded
                 .preload(&needed, metric)
                 .map_err(|e| BuildError::Gen(m, e))?;
