@@ -86,8 +86,8 @@ fn reference() -> &'static BTreeMap<String, Vec<u8>> {
         let files = contents(dir.path());
         assert_eq!(
             files.len(),
-            2 * TABLES_3,
-            "a .wdl and a .dtz file per table"
+            3 * TABLES_3,
+            "a .wdl, a .dtz and a .dtw file per table"
         );
         files
     })
@@ -214,7 +214,7 @@ fn killed_generation_resumes_to_identical_files() {
     assert!(!status.success(), "the build finished before it was killed");
     let partial = contents(dir.path());
     assert!(
-        partial.len() < 2 * TABLES_3,
+        partial.len() < 3 * TABLES_3,
         "killed after the build was complete"
     );
 
@@ -259,7 +259,7 @@ fn checksums_are_compared_at_the_end() {
     let list = antitb(&["checksums", "--tables", dir.str()]);
     assert!(list.status.success());
     let list = text(&list.stdout);
-    assert_eq!(list.lines().count(), 6, "{list}");
+    assert_eq!(list.lines().count(), 9, "{list}");
     // The list agrees with sha256sum where it exists.
     if let Ok(o) = Command::new("sha256sum")
         .arg("KRvK.dtz")
@@ -276,7 +276,7 @@ fn checksums_are_compared_at_the_end() {
     let out = antitb(&["generate", "KRvK", "--tables", dir.str()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("checksums  6 files match"),
+        text(&out.stdout).contains("checksums  9 files match"),
         "{}",
         text(&out.stdout)
     );
@@ -290,7 +290,7 @@ fn checksums_are_compared_at_the_end() {
     ]);
     assert!(ok.status.success(), "{}", text(&ok.stderr));
     assert!(
-        text(&ok.stdout).contains("6 files match"),
+        text(&ok.stdout).contains("9 files match"),
         "{}",
         text(&ok.stdout)
     );
@@ -310,7 +310,7 @@ fn checksums_are_compared_at_the_end() {
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(
-        err.contains("1 of 6 files differ") && err.contains(&first),
+        err.contains("1 of 9 files differ") && err.contains(&first),
         "{err}"
     );
     let out = antitb(&[
@@ -493,7 +493,7 @@ fn published_checksums_hold_for_the_three_piece_set() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables/CHECKSUMS");
     let list = antitb::checksums::parse_list(&path).expect("tables/CHECKSUMS is readable");
     assert!(
-        list.len() >= 2 * (TABLES_3 + 567),
+        list.len() >= 3 * (TABLES_3 + 567),
         "tables/CHECKSUMS lists the ≤4-piece set: {}",
         list.len()
     );

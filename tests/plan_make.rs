@@ -133,7 +133,7 @@ fn makefile_builds_the_three_piece_set() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let (a, b) = (contents(&dir.0.join("tables")), contents(&direct));
-    assert_eq!(a.len(), 2 * 147);
+    assert_eq!(a.len(), 3 * 147);
     assert_eq!(a.keys().collect::<Vec<_>>(), b.keys().collect::<Vec<_>>());
     for (name, bytes) in &b {
         assert!(
