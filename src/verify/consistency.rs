@@ -1,7 +1,7 @@
 //! The self-consistency check of the module doc: every stored position against the values its
 //! successors derive.
 
-use super::tables::{TableSet, View, ViewTable, Want, decode, reachable};
+use super::tables::{TableSet, View, ViewTable, Want, decode, read_by};
 use super::{
     Check, Disagreement, Reading, Report, TableReport, VerifyError, VerifyEvent, VerifyOptions,
 };
@@ -130,7 +130,7 @@ fn build_view(
         set.insert(m, FileKind::Dtw, d.clone());
     }
     let mut tables = vec![ViewTable::new(m, Ok(own_wdl), Some(own_dtz), own_dtw)];
-    for r in reachable(m) {
+    for r in read_by(m) {
         // A table that cannot be read is an error only if a position really reaches it.
         let wdl = set.decoded(r, FileKind::Wdl);
         let dtw = dtw.map(|_| set.decoded(r, FileKind::Dtw));

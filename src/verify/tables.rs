@@ -208,12 +208,39 @@ pub(super) fn open_path(
 /// colour becomes a Q, R, B, N or K). A superset of what the rules allow, computed here from
 /// the piece counts alone rather than taken from [`Material::dependencies`].
 pub(super) fn reachable(material: Material) -> Vec<Material> {
-    let counts = |m: &Material| -> [[u8; 6]; 2] {
-        Color::ALL.map(|color| Role::ALL.map(|role| m.count_of(Piece { color, role })))
-    };
     let mut seen = BTreeSet::new();
     let mut stack = vec![material.canonical()];
     while let Some(m) = stack.pop() {
+        for n in one_step(m) {
+            if seen.insert(n) {
+                stack.push(n);
+            }
+        }
+    }
+    seen.remove(&material.canonical());
+    seen.into_iter().collect()
+}
+
+/// The tables a check of `material` reads: those one capture or promotion away, and (through
+/// capture chains) every smaller one it reaches. Tables as large as `material` that only
+/// promotions of promotions reach are never read (PPvPP reaches over a hundred 4-piece tables;
+/// decoding them all would cost gigabytes for nothing).
+pub(super) fn read_by(material: Material) -> Vec<Material> {
+    let near = one_step(material.canonical());
+    reachable(material)
+        .into_iter()
+        .filter(|d| d.count() < material.count() || near.contains(d))
+        .collect()
+}
+
+/// Tables (canonical) one capture (one piece of either colour removed) or one promotion (a
+/// pawn of either colour becomes a Q, R, B, N or K) away from `m`, from the piece counts.
+fn one_step(m: Material) -> Vec<Material> {
+    let counts = |m: &Material| -> [[u8; 6]; 2] {
+        Color::ALL.map(|color| Role::ALL.map(|role| m.count_of(Piece { color, role })))
+    };
+    let mut out = Vec::new();
+    {
         let c = counts(&m);
         let mut next = Vec::new();
         for side in 0..2 {
@@ -237,13 +264,12 @@ pub(super) fn reachable(material: Material) -> Vec<Material> {
         }
         for n in next {
             let n = Material::from_counts(n);
-            if n.is_table() && seen.insert(n.canonical()) {
-                stack.push(n.canonical());
+            if n.is_table() {
+                out.push(n.canonical());
             }
         }
     }
-    seen.remove(&material.canonical());
-    seen.into_iter().collect()
+    out
 }
 
 /// Which stored value a lookup reads.
