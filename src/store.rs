@@ -248,39 +248,32 @@ pub fn write_table(
     let syms: [Vec<u16>; 2] =
         [0, 1].map(|s| symbols(table, s, |idx, c| stored(s, idx, c).map(|d| sym_of[&d])));
     let narrow: [Vec<u8>; 2] = [0, 1].map(|s| syms[s].iter().map(|&x| x as u8).collect());
-    // Sections `which` of the symbol arrays, handed to `f`.
-    let with_sections =
-        |which: &[usize], f: &mut dyn FnMut(Sections<'_>) -> Result<u64, StoreError>| {
-            let u8s: Vec<&[u8]> = which.iter().map(|&s| narrow[s].as_slice()).collect();
-            let u16s: Vec<&[u16]> = which.iter().map(|&s| syms[s].as_slice()).collect();
-            f(if wide {
-                Sections::U16(&u16s)
-            } else {
-                Sections::U8(&u8s)
-            })
+    // The file holding the sections `which` of the symbol arrays, compressed.
+    let encode = |which: &[usize]| -> Result<format::Encoded, StoreError> {
+        let mask = which.iter().fold(0u8, |m, &s| m | 1 << s);
+        let m = meta(material, kind, &table.index, encoding(mask));
+        let u8s: Vec<&[u8]> = which.iter().map(|&s| narrow[s].as_slice()).collect();
+        let u16s: Vec<&[u16]> = which.iter().map(|&s| syms[s].as_slice()).collect();
+        let sections = if wide {
+            Sections::U16(&u16s)
+        } else {
+            Sections::U8(&u8s)
         };
-    let sides: &[usize] = if kind == FileKind::Dtz {
-        // One side: whichever compresses smaller (White on a tie).
-        let len = |s: usize| {
-            let m = meta(material, kind, &table.index, encoding(1 << s));
-            with_sections(&[s], &mut |sec| {
-                Ok(format::encoded_len(&m, sec, &opts.values)?)
-            })
-        };
-        if len(1)? < len(0)? { &[1] } else { &[0] }
-    } else {
-        &[0, 1]
+        Ok(format::encode_table(&path, &m, sections, &opts.values)?)
     };
-    let mask = sides.iter().fold(0u8, |m, &s| m | 1 << s);
-    let m = meta(material, kind, &table.index, encoding(mask));
-    let mut stats = None;
-    with_sections(sides, &mut |sec| {
-        let st = format::write_table(&path, &m, sec, &opts.values)?;
-        let len = st.file_len;
-        stats = Some(st);
-        Ok(len)
-    })?;
-    written.push((path, stats.expect("written")));
+    let encoded = if kind == FileKind::Dtz {
+        // One side: whichever compresses smaller (White on a tie).
+        let (white, black) = (encode(&[0])?, encode(&[1])?);
+        if black.file_len() < white.file_len() {
+            black
+        } else {
+            white
+        }
+    } else {
+        encode(&[0, 1])?
+    };
+    let stats = format::write_encoded(&path, &encoded)?;
+    written.push((path, stats));
     Ok(written)
 }
 

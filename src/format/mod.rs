@@ -120,7 +120,8 @@ mod writer;
 pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
 pub use writer::{
-    DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, WriteOptions, WriteStats, encoded_len, write_table,
+    DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, WriteOptions, WriteStats, encode_table,
+    write_encoded, write_table,
 };
 
 #[cfg(test)]

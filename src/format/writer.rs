@@ -56,11 +56,20 @@ pub struct WriteStats {
     pub file_checksum: u64,
 }
 
-/// A table file's bytes, before they are written.
-struct Encoded {
+/// A table file's bytes, compressed but not written yet: [`encode_table`] makes one,
+/// [`write_encoded`] writes it. Lets a caller compare encodings by [`Encoded::file_len`] and
+/// write the one it keeps without compressing it again.
+pub struct Encoded {
     header: Vec<u8>,
     blocks: Vec<Vec<u8>>,
     stats: WriteStats,
+}
+
+impl Encoded {
+    /// Length of the file this will write, in bytes.
+    pub fn file_len(&self) -> u64 {
+        self.stats.file_len
+    }
 }
 
 /// Writes `sections` with `meta` to `path`, atomically: either the complete file appears under
@@ -75,15 +84,18 @@ pub fn write_table(
     sections: Sections<'_>,
     opts: &WriteOptions,
 ) -> Result<WriteStats, FormatError> {
+    write_encoded(path, &encode_table(path, meta, sections, opts)?)
+}
+
+/// Writes an encoded file to `path`, atomically as [`write_table`] does.
+pub fn write_encoded(path: &Path, encoded: &Encoded) -> Result<WriteStats, FormatError> {
     let name = path
         .file_name()
         .ok_or_else(|| FormatError::invalid(path, "path has no file name"))?;
-    let encoded = encode(path, meta, sections, opts)?;
-
     let mut tmp_name = name.to_os_string();
     tmp_name.push(format!(".tmp.{}", std::process::id()));
     let tmp = path.with_file_name(tmp_name);
-    let result = write_file(&tmp, &encoded).and_then(|checksum| {
+    let result = write_file(&tmp, encoded).and_then(|checksum| {
         fs::rename(&tmp, path).map_err(|e| FormatError::io(path, "rename into place", e))?;
         Ok(checksum)
     });
@@ -92,7 +104,7 @@ pub fn write_table(
             sync_parent(path);
             Ok(WriteStats {
                 file_checksum,
-                ..encoded.stats
+                ..encoded.stats.clone()
             })
         }
         Err(e) => {
@@ -101,18 +113,6 @@ pub fn write_table(
             Err(e)
         }
     }
-}
-
-/// The length of the file [`write_table`] would write, without writing anything (the blocks
-/// are compressed all the same: use it to choose between encodings).
-pub fn encoded_len(
-    meta: &TableMeta,
-    sections: Sections<'_>,
-    opts: &WriteOptions,
-) -> Result<u64, FormatError> {
-    Ok(encode(Path::new("(in memory)"), meta, sections, opts)?
-        .stats
-        .file_len)
 }
 
 /// Syncs the directory holding `path`, so the rename itself survives a crash. Best effort: the
@@ -149,8 +149,9 @@ fn write_file(tmp: &Path, enc: &Encoded) -> Result<u64, FormatError> {
     Ok(checksum)
 }
 
-/// Compresses the blocks and builds the header.
-fn encode(
+/// Compresses the blocks and builds the header of the file [`write_table`] would write to
+/// `path` (named in errors only).
+pub fn encode_table(
     path: &Path,
     meta: &TableMeta,
     sections: Sections<'_>,
