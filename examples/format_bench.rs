@@ -158,6 +158,7 @@ fn sweep(name: &str, data: &Data, dir: &Path, vpbs: &[u32], levels: &[i32]) {
     for &vpb in vpbs {
         for &level in levels {
             let opts = WriteOptions {
+                compression: antitb::format::Compression::Zstd,
                 level,
                 values_per_block: vpb,
             };

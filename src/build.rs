@@ -241,12 +241,11 @@ pub fn estimate_with(
     let disk: u64 = kinds.iter().map(|&k| file(k)).sum();
     let solver = 2 * n * 2 + 2 * n * 2 / 8;
     let table = 2 * n * 2 + 2 * n / 8;
-    let writing = if dtw {
-        table + 2 * n * 2 + file(2)
-    } else {
-        table + 2 * n + file(1)
-    };
-    let block = 2 * u64::from(crate::store::VALUES_PER_BLOCK);
+    // The symbols of both sides, and the pairs encoder's copy of them and its pair tables
+    // (two sections at once).
+    let encoder = 2 * n * 2 + 2 * crate::format::pairs::ENCODER_TABLE_BYTES;
+    let writing = table + 2 * n * 2 + encoder + file(1).max(if dtw { file(2) } else { 0 });
+    let block = 2 * u64::from(crate::store::DTW_VALUES_PER_BLOCK);
     let cache: u64 = source_tables(m)
         .into_iter()
         .map(|d| {
@@ -556,14 +555,14 @@ mod tests {
         let disk =
             (2.0 * n as f64 * 0.25) as u64 + (2.0 * n as f64 * 0.5) as u64 + 2 * DISK_HEADER_BYTES;
         assert_eq!(e.disk, disk);
-        // 6.25 n + the DTZ file's estimate + the caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's
-        // other dependencies (all of them small) + base.
+        // Writing: the table (4.25 n), the symbols (4 n), the encoder's copy and tables, the
+        // DTZ file's estimate; + the caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other
+        // dependencies (all of them small) + base.
         let dtz_file = (2.0 * n as f64 * 0.5) as u64 + DISK_HEADER_BYTES;
-        assert!(e.memory >= 6 * n + n / 4 + dtz_file + BASE_MEMORY, "{e:?}");
-        assert!(
-            e.memory < 6 * n + n / 4 + dtz_file + BASE_MEMORY + 8 * 2 * 10 * 64 * 64,
-            "{e:?}"
-        );
+        let encoder = 4 * n + 2 * crate::format::pairs::ENCODER_TABLE_BYTES;
+        let writing = 8 * n + n / 4 + encoder + dtz_file + BASE_MEMORY;
+        assert!(e.memory >= writing, "{e:?}");
+        assert!(e.memory < writing + 8 * 2 * 10 * 64 * 64, "{e:?}");
         assert_eq!(e.work, 2 * n);
         assert_eq!(estimate(m, true).work, 4 * n);
     }

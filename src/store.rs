@@ -26,7 +26,9 @@
 //! then the distance of each symbol (little-endian `u16` each), commonest first. Symbols are
 //! 1 byte when there are at most 256 distinct distances, else 2.
 
-use crate::format::{self, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats};
+use crate::format::{
+    self, Compression, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats,
+};
 use crate::r#gen::Table;
 use crate::index::Index;
 use crate::material::Material;
@@ -96,35 +98,32 @@ impl From<FormatError> for StoreError {
     }
 }
 
-/// How table files are written: zstd level and block size per kind of file.
+/// How table files are written, per kind of file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoreOptions {
-    /// `.wdl` files: small blocks, so that a probe decodes little (probe speed), and a high
-    /// zstd level to win back what small blocks cost in size.
+    /// `.wdl` files: what an engine probes in its search, so the fast pairs codec.
     pub wdl: WriteOptions,
-    /// `.dtz` and `.dtw` files.
-    pub values: WriteOptions,
+    /// `.dtz` files: probed at the root and along lines, a one-ply search for the unstored
+    /// side; the pairs codec too.
+    pub dtz: WriteOptions,
+    /// `.dtw` files: analysis only, and the largest; zstd, which makes them smaller.
+    pub dtw: WriteOptions,
 }
 
-/// Default `.wdl` values per block; see `examples/size_lab.rs` and tables/FORMAT.md.
-pub const WDL_VALUES_PER_BLOCK: u32 = 1 << 14;
-/// Default zstd level of `.wdl` files.
-pub const WDL_LEVEL: i32 = 15;
-/// Default `.dtz`/`.dtw` values per block.
-pub const VALUES_PER_BLOCK: u32 = 1 << 14;
-/// Default zstd level of `.dtz`/`.dtw` files.
-pub const VALUES_LEVEL: i32 = 15;
+/// Default `.dtw` values per block; see `examples/size_lab.rs` and tables/FORMAT.md.
+pub const DTW_VALUES_PER_BLOCK: u32 = 1 << 14;
+/// Default zstd level of `.dtw` files.
+pub const DTW_LEVEL: i32 = 15;
 
 impl Default for StoreOptions {
     fn default() -> StoreOptions {
         StoreOptions {
-            wdl: WriteOptions {
-                level: WDL_LEVEL,
-                values_per_block: WDL_VALUES_PER_BLOCK,
-            },
-            values: WriteOptions {
-                level: VALUES_LEVEL,
-                values_per_block: VALUES_PER_BLOCK,
+            wdl: WriteOptions::pairs(),
+            dtz: WriteOptions::pairs(),
+            dtw: WriteOptions {
+                compression: Compression::Zstd,
+                level: DTW_LEVEL,
+                values_per_block: DTW_VALUES_PER_BLOCK,
             },
         }
     }
@@ -259,7 +258,12 @@ pub fn write_table(
         } else {
             Sections::U8(&u8s)
         };
-        Ok(format::encode_table(&path, &m, sections, &opts.values)?)
+        let o = if kind == FileKind::Dtz {
+            &opts.dtz
+        } else {
+            &opts.dtw
+        };
+        Ok(format::encode_table(&path, &m, sections, o)?)
     };
     let encoded = if kind == FileKind::Dtz {
         // One side: whichever compresses smaller (White on a tie).

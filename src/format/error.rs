@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 pub enum Region {
     /// The header: fixed fields, metadata, section, offset and block-checksum tables.
     Header,
-    /// One block's decompressed values (blocks are numbered from 0 across all sections).
+    /// One block, numbered from 0 across all sections: in a zstd file its decompressed
+    /// values, in a pairs file a chunk of 64 small blocks' compressed bytes.
     Block(u64),
     /// The whole file up to its final 8 bytes.
     File,
@@ -177,9 +178,10 @@ impl fmt::Display for FormatError {
             FormatError::BadMagic { .. } => f.write_str("not an antitb table file (bad magic)"),
             FormatError::UnsupportedVersion { found, .. } => write!(
                 f,
-                "unsupported format version {found} (this reader knows version {}{})",
+                "unsupported format version {found} (this reader knows versions {} and {}{})",
+                super::VERSION_ZSTD,
                 super::FORMAT_VERSION,
-                if *found < super::FORMAT_VERSION {
+                if *found < super::VERSION_ZSTD {
                     "; regenerate the table with this antitb"
                 } else {
                     ""

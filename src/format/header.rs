@@ -11,6 +11,10 @@ pub(crate) const FIXED_LEN: u64 = 64;
 /// Compression method byte: every block is one zstd frame.
 pub(crate) const COMPRESSION_ZSTD: u8 = 1;
 
+/// Compression method byte of version-3 files: a Re-Pair grammar and Huffman codes in
+/// 64-byte blocks ([`super::pairs`]).
+pub(crate) const COMPRESSION_PAIRS: u8 = 2;
+
 /// The largest `values_per_block` a reader accepts (16 Mi values, 32 MiB of raw u16 block):
 /// keeps a hostile header from making the reader allocate without bound.
 pub(crate) const MAX_VALUES_PER_BLOCK: u32 = 1 << 24;

@@ -114,14 +114,16 @@
 pub mod checksum;
 mod error;
 mod header;
+pub mod pairs;
+mod pairs_file;
 mod reader;
 mod writer;
 
 pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
 pub use writer::{
-    DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, WriteOptions, WriteStats, encode_table,
-    write_encoded, write_table,
+    Compression, DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, WriteOptions, WriteStats,
+    encode_table, write_encoded, write_table,
 };
 
 #[cfg(test)]
@@ -130,8 +132,11 @@ mod tests;
 /// The first eight bytes of every table file.
 pub const MAGIC: [u8; 8] = *b"ANTITB\x1a\n";
 
-/// The format version this code writes and reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The newest format version: files of [`Compression::Pairs`] blocks.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The format version of files of zstd blocks ([`Compression::Zstd`]), still written and read.
+pub const VERSION_ZSTD: u32 = 2;
 
 /// What a table's values measure. Stored in the header so a file cannot be mistaken for
 /// another metric's.

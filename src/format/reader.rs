@@ -30,9 +30,12 @@ use rayon::prelude::*;
 use super::checksum::xxh64;
 use super::error::Region;
 use super::header::{
-    COMPRESSION_ZSTD, FIXED_LEN, FixedHeader, Layout, MAX_VALUES_PER_BLOCK, u64_at,
+    COMPRESSION_PAIRS, COMPRESSION_ZSTD, FIXED_LEN, FixedHeader, Layout, MAX_VALUES_PER_BLOCK,
+    u64_at,
 };
-use super::{FORMAT_VERSION, FormatError, Metric, TableMeta};
+use super::pairs::BLOCK_BYTES;
+use super::pairs_file::{self, CHUNK_BLOCKS, PairsBody};
+use super::{Compression, FORMAT_VERSION, FormatError, Metric, TableMeta, VERSION_ZSTD};
 
 /// How to open a table.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,6 +95,8 @@ pub struct TableFile {
     /// it is decoded, not every time (the mapping is read-only; checking costs a third of a
     /// decode).
     checked: Box<[AtomicU64]>,
+    /// The sections of a version-3 file (`None`: a version-2 file of zstd blocks).
+    pairs: Option<PairsBody>,
 }
 
 impl std::fmt::Debug for TableFile {
@@ -114,6 +119,115 @@ struct Parsed {
     sections: Vec<SectionInfo>,
     block_count: u64,
     layout: Layout,
+    pairs: Option<PairsBody>,
+}
+
+/// The metadata after the fixed header: material, index parameters, encoding.
+fn parse_meta(
+    path: &Path,
+    b: &[u8],
+    h: &FixedHeader,
+    layout: &Layout,
+) -> Result<TableMeta, FormatError> {
+    let corrupt = |reason: String| FormatError::corrupt(path, None, reason);
+    let metric = Metric::from_byte(h.metric)
+        .ok_or_else(|| corrupt(format!("unknown metric {}", h.metric)))?;
+    let mut at = layout.meta_pos as usize;
+    let mut take = |n: u32| {
+        let s = &b[at..at + n as usize];
+        at += n as usize;
+        s
+    };
+    let material = String::from_utf8(take(h.material_len).to_vec())
+        .map_err(|_| corrupt("material name is not UTF-8".to_string()))?;
+    let index_params = take(h.index_params_len).to_vec();
+    let encoding = take(h.encoding_len).to_vec();
+    Ok(TableMeta {
+        material,
+        metric,
+        index_params,
+        encoding,
+    })
+}
+
+/// Checks the header checksum stored at `pos` against bytes `0..pos`.
+fn check_header_sum(path: &Path, b: &[u8], pos: u64) -> Result<(), FormatError> {
+    let stored = u64_at(b, pos as usize);
+    let computed = xxh64(&b[..pos as usize], 0);
+    if stored != computed {
+        return Err(FormatError::BadChecksum {
+            path: path.to_path_buf(),
+            region: Region::Header,
+            stored,
+            computed,
+        });
+    }
+    Ok(())
+}
+
+/// [`parse`] for a version-3 ("pairs") file; see [`super::pairs_file`] for the layout.
+fn parse_pairs(path: &Path, b: &[u8], h: &FixedHeader) -> Result<Parsed, FormatError> {
+    let actual = b.len() as u64;
+    let corrupt = |reason: String| FormatError::corrupt(path, None, reason);
+    let truncated = || FormatError::Truncated {
+        path: path.to_path_buf(),
+        expected: h.file_len,
+        actual,
+    };
+    let meta_len =
+        u64::from(h.material_len) + u64::from(h.index_params_len) + u64::from(h.encoding_len);
+    let sections_pos = FIXED_LEN + meta_len.next_multiple_of(8);
+    let (spans, layout, total_blocks) = match pairs_file::layout(h, b, sections_pos) {
+        Ok(x) => x,
+        Err(_) if h.file_len > actual => return Err(truncated()),
+        Err(reason) => return Err(corrupt(reason)),
+    };
+    check_header_sum(path, b, layout.header_sum_pos)?;
+    if actual < h.file_len {
+        return Err(truncated());
+    }
+    if actual > h.file_len {
+        return Err(corrupt(format!(
+            "file is {actual} bytes, header says {}",
+            h.file_len
+        )));
+    }
+    if h.compression != COMPRESSION_PAIRS {
+        return Err(corrupt(format!(
+            "compression method {} in a version-3 file",
+            h.compression
+        )));
+    }
+    if h.values_per_block != BLOCK_BYTES as u32 {
+        return Err(corrupt(format!(
+            "block size {} not {BLOCK_BYTES}",
+            h.values_per_block
+        )));
+    }
+    if h.value_width != 1 && h.value_width != 2 {
+        return Err(corrupt(format!("value width {} not 1 or 2", h.value_width)));
+    }
+    let meta = parse_meta(path, b, h, &layout)?;
+    let body = pairs_file::sections(b, &spans, total_blocks, h.value_width).map_err(corrupt)?;
+    let sections = body
+        .decoders
+        .iter()
+        .zip(&body.first_block)
+        .map(|(d, &first_block)| SectionInfo {
+            len: d.len(),
+            first_block,
+            blocks: d.blocks() as u64,
+        })
+        .collect();
+    Ok(Parsed {
+        meta,
+        value_width: h.value_width,
+        values_per_block: 0,
+        sections,
+        block_count: h.block_count,
+        layout,
+        pairs: Some(body),
+    })
 }
 
 /// Validates a file's bytes (the whole file) and extracts its structure.
@@ -126,6 +240,7 @@ fn parse(path: &Path, b: &[u8]) -> Result<Parsed, FormatError> {
     }
     if let Some(found) = FixedHeader::peek_version(b)
         && found != FORMAT_VERSION
+        && found != VERSION_ZSTD
     {
         return Err(FormatError::UnsupportedVersion {
             path: path.to_path_buf(),
@@ -141,6 +256,9 @@ fn parse(path: &Path, b: &[u8]) -> Result<Parsed, FormatError> {
         return Err(truncated(FIXED_LEN));
     }
     let h = FixedHeader::decode(b);
+    if h.version == FORMAT_VERSION {
+        return parse_pairs(path, b, &h);
+    }
     let corrupt = |reason: String| FormatError::corrupt(path, None, reason);
     let layout =
         Layout::of(&h).ok_or_else(|| corrupt("header table sizes overflow".to_string()))?;
@@ -156,16 +274,7 @@ fn parse(path: &Path, b: &[u8]) -> Result<Parsed, FormatError> {
             ))
         });
     }
-    let stored = u64_at(b, layout.header_sum_pos as usize);
-    let computed = xxh64(&b[..layout.header_sum_pos as usize], 0);
-    if stored != computed {
-        return Err(FormatError::BadChecksum {
-            path: path.to_path_buf(),
-            region: Region::Header,
-            stored,
-            computed,
-        });
-    }
+    check_header_sum(path, b, layout.header_sum_pos)?;
     if actual < h.file_len {
         return Err(truncated(h.file_len));
     }
@@ -181,8 +290,6 @@ fn parse(path: &Path, b: &[u8]) -> Result<Parsed, FormatError> {
             h.file_len
         )));
     }
-    let metric = Metric::from_byte(h.metric)
-        .ok_or_else(|| corrupt(format!("unknown metric {}", h.metric)))?;
     if h.value_width != 1 && h.value_width != 2 {
         return Err(corrupt(format!("value width {} not 1 or 2", h.value_width)));
     }
@@ -199,16 +306,7 @@ fn parse(path: &Path, b: &[u8]) -> Result<Parsed, FormatError> {
         )));
     }
 
-    let mut at = layout.meta_pos as usize;
-    let mut take = |n: u32| {
-        let s = &b[at..at + n as usize];
-        at += n as usize;
-        s
-    };
-    let material = String::from_utf8(take(h.material_len).to_vec())
-        .map_err(|_| corrupt("material name is not UTF-8".to_string()))?;
-    let index_params = take(h.index_params_len).to_vec();
-    let encoding = take(h.encoding_len).to_vec();
+    let meta = parse_meta(path, b, &h, &layout)?;
 
     let vpb = u64::from(h.values_per_block);
     let mut sections = Vec::with_capacity(h.section_count as usize);
@@ -262,17 +360,13 @@ fn parse(path: &Path, b: &[u8]) -> Result<Parsed, FormatError> {
     }
 
     Ok(Parsed {
-        meta: TableMeta {
-            material,
-            metric,
-            index_params,
-            encoding,
-        },
+        meta,
         value_width: h.value_width,
         values_per_block: h.values_per_block,
         sections,
         block_count: h.block_count,
         layout,
+        pairs: None,
     })
 }
 
@@ -344,6 +438,7 @@ impl TableFile {
             layout: p.layout,
             cache,
             checked,
+            pairs: p.pairs,
         })
     }
 
@@ -362,7 +457,17 @@ impl TableFile {
         self.value_width
     }
 
-    /// Values per block (the last block of a section may hold fewer).
+    /// How the blocks are compressed.
+    pub fn compression(&self) -> Compression {
+        if self.pairs.is_some() {
+            Compression::Pairs
+        } else {
+            Compression::Zstd
+        }
+    }
+
+    /// Values per block (the last block of a section may hold fewer); 0 for a
+    /// [`Compression::Pairs`] file, whose blocks hold varying numbers of values.
     pub fn values_per_block(&self) -> u32 {
         self.values_per_block
     }
@@ -377,7 +482,8 @@ impl TableFile {
         self.sections.get(s).map_or(0, |sec| sec.len)
     }
 
-    /// Number of blocks over all sections.
+    /// Number of checksummed blocks over all sections ([`Compression::Pairs`]: chunks of
+    /// 64 small blocks).
     pub fn block_count(&self) -> u64 {
         self.block_count
     }
@@ -392,7 +498,87 @@ impl TableFile {
         if block >= self.block_count {
             return 0;
         }
-        self.offset(block + 1) - self.offset(block)
+        match &self.pairs {
+            Some(p) => self.chunk_range(p, block).len() as u64,
+            None => self.offset(block + 1) - self.offset(block),
+        }
+    }
+
+    /// The bytes of checksum chunk `chunk` of a pairs file.
+    fn chunk_range(&self, p: &PairsBody, chunk: u64) -> std::ops::Range<usize> {
+        let first = chunk * CHUNK_BLOCKS;
+        let end = (first + CHUNK_BLOCKS).min(p.total_blocks);
+        let at = |b: u64| (self.layout.data_start + b * BLOCK_BYTES as u64) as usize;
+        at(first)..at(end)
+    }
+
+    /// Checks checksum chunk `chunk` of a pairs file the first time it is read.
+    fn check_chunk(&self, p: &PairsBody, chunk: u64) -> Result<(), FormatError> {
+        let (word, bit) = ((chunk / 64) as usize, 1u64 << (chunk % 64));
+        if self.checked[word].load(Relaxed) & bit != 0 {
+            return Ok(());
+        }
+        let stored = u64_at(&self.map, (self.layout.checksums_pos + 8 * chunk) as usize);
+        let computed = xxh64(&self.map[self.chunk_range(p, chunk)], 0);
+        if stored != computed {
+            return Err(FormatError::BadChecksum {
+                path: self.path.clone(),
+                region: Region::Block(chunk),
+                stored,
+                computed,
+            });
+        }
+        self.checked[word].fetch_or(bit, Relaxed);
+        Ok(())
+    }
+
+    /// [`TableFile::get`] of a pairs file: locate the small block, check its chunk once,
+    /// decode up to the value.
+    fn get_pairs(&self, p: &PairsBody, s: usize, index: u64) -> Result<u16, FormatError> {
+        let sec = self.section(s, index)?;
+        let d = &p.decoders[s];
+        let (b, pos) = d.locate(index);
+        let block = sec.first_block + b as u64;
+        self.check_chunk(p, block / CHUNK_BLOCKS)?;
+        let at = (self.layout.data_start + block * BLOCK_BYTES as u64) as usize;
+        d.get_in_block(&self.map[at..at + BLOCK_BYTES], pos)
+            .map_err(|e| FormatError::corrupt(&self.path, Some(block / CHUNK_BLOCKS), e))
+    }
+
+    /// Decodes section `s` of a pairs file whole, in parallel over runs of blocks.
+    fn decode_pairs_section<T: Copy + Default + Send>(
+        &self,
+        p: &PairsBody,
+        s: usize,
+        cast: impl Fn(u16) -> T + Sync,
+    ) -> Result<Vec<T>, FormatError> {
+        let sec = self.sections[s];
+        let d = &p.decoders[s];
+        let len = usize::try_from(sec.len)
+            .map_err(|_| FormatError::invalid(&self.path, "section too large for memory"))?;
+        let mut out = vec![T::default(); len];
+        // Runs of CHUNK_BLOCKS blocks and the part of `out` each fills.
+        let mut jobs = Vec::new();
+        let mut rest = out.as_mut_slice();
+        let mut b = 0usize;
+        while b < d.blocks() {
+            let end = (b + CHUNK_BLOCKS as usize).min(d.blocks());
+            let n: usize = (b..end).map(|i| d.block_len(i) as usize).sum();
+            let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
+            jobs.push((b, end, head));
+            rest = tail;
+            b = end;
+        }
+        jobs.into_par_iter().try_for_each(|(b, end, chunk)| {
+            let (first, last) = (sec.first_block + b as u64, sec.first_block + end as u64 - 1);
+            for c in first / CHUNK_BLOCKS..=last / CHUNK_BLOCKS {
+                self.check_chunk(p, c)?;
+            }
+            let at = |x: u64| (self.layout.data_start + x * BLOCK_BYTES as u64) as usize;
+            d.decode_blocks(b, &self.map[at(first)..at(last + 1)], chunk, &cast)
+                .map_err(|e| FormatError::corrupt(&self.path, Some(first / CHUNK_BLOCKS), e))
+        })?;
+        Ok(out)
     }
 
     fn offset(&self, i: u64) -> u64 {
@@ -476,6 +662,9 @@ impl TableFile {
     /// Decodes the value's block unless it is cached; see the module documentation for the
     /// cache.
     pub fn get(&self, s: usize, index: u64) -> Result<u16, FormatError> {
+        if let Some(p) = &self.pairs {
+            return self.get_pairs(p, s, index);
+        }
         let sec = self.section(s, index)?;
         let (local, pos) = match self.vpb_shift {
             Some(k) => (index >> k, (index & ((1 << k) - 1)) as usize),
@@ -509,6 +698,10 @@ impl TableFile {
 
     /// Decodes section `s` whole, in parallel over its blocks.
     pub fn decode_section(&self, s: usize) -> Result<Vec<u16>, FormatError> {
+        if let Some(p) = &self.pairs {
+            self.section(s, 0).or_else(|e| self.empty_section(s, e))?;
+            return self.decode_pairs_section(p, s, |v| v);
+        }
         let w = self.value_width;
         self.decode_section_with(s, |bytes, out: &mut [u16]| {
             if w == 1 {
@@ -533,7 +726,20 @@ impl TableFile {
                 "decode_section_u8 on a table of 2-byte values",
             ));
         }
+        if let Some(p) = &self.pairs {
+            self.section(s, 0).or_else(|e| self.empty_section(s, e))?;
+            // Values of 1-byte tables are at most 255 (checked at open).
+            return self.decode_pairs_section(p, s, |v| v as u8);
+        }
         self.decode_section_with(s, |bytes, out: &mut [u8]| out.copy_from_slice(bytes))
+    }
+
+    /// `Ok` for an existing but empty section (so it decodes to nothing), else `err`.
+    fn empty_section(&self, s: usize, err: FormatError) -> Result<&SectionInfo, FormatError> {
+        match self.sections.get(s) {
+            Some(sec) if sec.len == 0 => Ok(sec),
+            _ => Err(err),
+        }
     }
 
     fn decode_section_with<T: Copy + Default + Send>(
@@ -565,19 +771,24 @@ impl TableFile {
     /// Checks every block against its checksum (in parallel), then the whole-file checksum.
     /// The first bad block, in block order, is the one reported.
     pub fn verify_checksums(&self) -> Result<(), FormatError> {
-        let bad = (0..self.block_count)
-            .into_par_iter()
-            .map(|block| {
-                // The section holding `block`: the first whose blocks end after it.
-                let s = self
-                    .sections
-                    .partition_point(|sec| sec.first_block + sec.blocks <= block);
-                let sec = &self.sections[s];
-                let local = block - sec.first_block;
-                self.decode_block(block, self.block_values(sec, local))
-                    .map(|_| ())
-            })
-            .find_first(Result::is_err);
+        let blocks = (0..self.block_count).into_par_iter();
+        let bad = match &self.pairs {
+            Some(p) => blocks
+                .map(|chunk| self.check_chunk(p, chunk))
+                .find_first(Result::is_err),
+            None => blocks
+                .map(|block| {
+                    // The section holding `block`: the first whose blocks end after it.
+                    let s = self
+                        .sections
+                        .partition_point(|sec| sec.first_block + sec.blocks <= block);
+                    let sec = &self.sections[s];
+                    let local = block - sec.first_block;
+                    self.decode_block(block, self.block_values(sec, local))
+                        .map(|_| ())
+                })
+                .find_first(Result::is_err),
+        };
         if let Some(Err(e)) = bad {
             return Err(e);
         }

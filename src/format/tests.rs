@@ -87,6 +87,7 @@ fn meta(metric: Metric) -> TableMeta {
 
 fn small_opts() -> WriteOptions {
     WriteOptions {
+        compression: Compression::Zstd,
         level: 3,
         values_per_block: 1000,
     }
@@ -129,6 +130,7 @@ fn round_trip_u8_and_u16() {
     let dir = TempDir::new("rt");
     for vpb in [1u32, 7, 1000, 4096, 1 << 15] {
         let opts = WriteOptions {
+            compression: Compression::Zstd,
             level: 3,
             values_per_block: vpb,
         };
@@ -259,6 +261,7 @@ fn identical_bytes_for_any_thread_count() {
         .collect();
     let refs: Vec<&[u16]> = data.iter().map(|s| s.as_slice()).collect();
     let opts = WriteOptions {
+        compression: Compression::Zstd,
         level: 5,
         values_per_block: 512,
     };
@@ -439,7 +442,7 @@ fn bad_magic_and_version() {
     assert!(matches!(open_err(&path), FormatError::Truncated { .. }));
 
     // Version 1 (what antitb wrote before the `.dtz` layout changed) and a future version.
-    for v in [1u32, 3] {
+    for v in [1u32, 4] {
         let mut bad = good.clone();
         bad[8..12].copy_from_slice(&v.to_le_bytes());
         fs::write(&path, &bad).unwrap();
@@ -611,6 +614,7 @@ fn writes_are_atomic_and_errors_name_the_path() {
         &meta(Metric::Wdl),
         Sections::U8(&refs),
         &WriteOptions {
+            compression: Compression::Zstd,
             level: 3,
             values_per_block: 0,
         },
@@ -660,6 +664,7 @@ fn random_damage_never_panics() {
     let data = [runs(3000, 5, 900), runs(1, 6, 900), runs(2047, 7, 900)];
     let refs: Vec<&[u16]> = data.iter().map(|s| s.as_slice()).collect();
     let opts = WriteOptions {
+        compression: Compression::Zstd,
         level: 3,
         values_per_block: 512,
     };
@@ -695,4 +700,224 @@ fn random_damage_never_panics() {
         }
     }
     assert!(opened > 50, "only {opened} damaged files opened");
+}
+
+// ---- Version 3: the pairs codec -------------------------------------------------------------
+
+/// The header checksum position of a version-3 file, if its descriptors fit.
+fn pairs_header_sum_pos(bytes: &[u8]) -> Option<usize> {
+    let h = FixedHeader::decode(bytes);
+    let meta_len =
+        u64::from(h.material_len) + u64::from(h.index_params_len) + u64::from(h.encoding_len);
+    let sections_pos = FIXED_LEN + meta_len.next_multiple_of(8);
+    super::pairs_file::layout(&h, bytes, sections_pos)
+        .ok()
+        .map(|(_, l, _)| l.header_sum_pos as usize)
+}
+
+/// A pairs file of three u16 sections (one empty) and its values.
+fn pairs_file(dir: &TempDir) -> (PathBuf, Vec<Vec<u16>>) {
+    let path = dir.join("p.dtz");
+    let data = vec![runs(40_000, 11, 200), Vec::new(), runs(9_999, 12, 3)];
+    let refs: Vec<&[u16]> = data.iter().map(|s| s.as_slice()).collect();
+    write_table(
+        &path,
+        &meta(Metric::Dtz),
+        Sections::U16(&refs),
+        &WriteOptions::pairs(),
+    )
+    .unwrap();
+    (path, data)
+}
+
+#[test]
+fn pairs_round_trip_u8_and_u16() {
+    let dir = TempDir::new("prt");
+    let (path, data) = pairs_file(&dir);
+    let t = TableFile::open(&path).unwrap();
+    assert_eq!(t.compression(), Compression::Pairs);
+    assert_eq!(t.meta(), &meta(Metric::Dtz));
+    assert_eq!((t.section_count(), t.value_width()), (3, 2));
+    for (s, d) in data.iter().enumerate() {
+        assert_eq!(t.section_len(s), d.len() as u64);
+        assert_eq!(&t.decode_section(s).unwrap(), d);
+        for (i, &v) in d.iter().enumerate().step_by(7) {
+            assert_eq!(t.get(s, i as u64).unwrap(), v, "section {s} value {i}");
+        }
+        assert!(matches!(
+            t.get(s, d.len() as u64),
+            Err(FormatError::OutOfBounds { .. })
+        ));
+    }
+    t.verify_checksums().unwrap();
+    assert!(t.file_len() < 40_000, "{} bytes", t.file_len());
+
+    let path = dir.join("p.wdl");
+    let wdl: Vec<Vec<u8>> = [(70_000, 1), (1, 2)]
+        .iter()
+        .map(|&(n, seed)| runs(n, seed, 4).into_iter().map(|x| x as u8).collect())
+        .collect();
+    write_u8(&path, &wdl, &WriteOptions::pairs());
+    let t = TableFile::open(&path).unwrap();
+    for (s, d) in wdl.iter().enumerate() {
+        assert_eq!(&t.decode_section_u8(s).unwrap(), d);
+        let r: Vec<u16> = d.iter().map(|&x| u16::from(x)).collect();
+        assert_eq!(t.decode_section(s).unwrap(), r);
+    }
+    assert_eq!(FixedHeader::decode(&fs::read(&path).unwrap()).version, 3);
+}
+
+#[test]
+fn pairs_identical_bytes_for_any_thread_count() {
+    let dir = TempDir::new("pdet");
+    let data: Vec<Vec<u16>> = [50_000usize, 33_333, 7]
+        .iter()
+        .map(|&n| runs(n, n as u64, 300))
+        .collect();
+    let refs: Vec<&[u16]> = data.iter().map(|s| s.as_slice()).collect();
+    let mut files = Vec::new();
+    for threads in [1, 4, 3] {
+        let path = dir.join(&format!("t{threads}.dtz"));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            write_table(
+                &path,
+                &meta(Metric::Dtz),
+                Sections::U16(&refs),
+                &WriteOptions::pairs(),
+            )
+        })
+        .unwrap();
+        files.push(fs::read(&path).unwrap());
+    }
+    assert_eq!(files[0], files[1]);
+    assert_eq!(files[0], files[2]);
+}
+
+#[test]
+fn pairs_flipped_data_byte_names_the_chunk() {
+    let dir = TempDir::new("pflip");
+    let (path, data) = pairs_file(&dir);
+    let good = fs::read(&path).unwrap();
+    let data_start = pairs_header_sum_pos(&good).unwrap() + 8;
+    let data_end = good.len() - 8;
+    let mut r = Rng(3);
+    for _ in 0..200 {
+        let k = data_start + (r.next() % (data_end - data_start) as u64) as usize;
+        let chunk = ((k - data_start) / (64 * 64)) as u64;
+        let mut bad = good.clone();
+        bad[k] ^= 1 << (r.next() % 8);
+        fs::write(&path, &bad).unwrap();
+        let t = TableFile::open(&path).unwrap(); // the header is intact
+        let e = t.verify_checksums().unwrap_err();
+        assert!(
+            matches!(e, FormatError::BadChecksum { region: Region::Block(c), .. } if c == chunk),
+            "{e}"
+        );
+        assert!(e.to_string().contains(&format!("block {chunk}")), "{e}");
+        // Decoding a section the chunk covers fails (a chunk may hold blocks of two
+        // sections); no decode returns wrong values.
+        let t = TableFile::open(&path).unwrap();
+        let mut failed = 0;
+        for s in [0, 2] {
+            match t.decode_section(s) {
+                Ok(v) => assert_eq!(v, data[s]),
+                Err(e) => {
+                    assert!(e.to_string().contains(&format!("block {chunk}")), "{e}");
+                    failed += 1;
+                }
+            }
+        }
+        assert!(failed >= 1, "byte {k}: no section failed");
+    }
+}
+
+#[test]
+fn pairs_truncated_and_damaged_headers() {
+    let dir = TempDir::new("ptrunc");
+    let (path, _) = pairs_file(&dir);
+    let good = fs::read(&path).unwrap();
+    let hs = pairs_header_sum_pos(&good).unwrap();
+    for cut in [
+        0,
+        10,
+        63,
+        64,
+        100,
+        200,
+        hs,
+        hs + 8,
+        hs + 100,
+        good.len() - 8,
+        good.len() - 1,
+    ] {
+        fs::write(&path, &good[..cut]).unwrap();
+        let e = open_err(&path);
+        assert!(
+            matches!(e, FormatError::Truncated { actual, .. } if actual == cut as u64),
+            "cut at {cut}: {e}"
+        );
+    }
+    // Any flipped header byte after the magic: an error at open, never a panic.
+    for k in 8..hs + 8 {
+        let mut bad = good.clone();
+        bad[k] ^= 0x04;
+        fs::write(&path, &bad).unwrap();
+        assert!(TableFile::open(&path).is_err(), "byte {k}");
+    }
+    // A version-3 header claiming zstd blocks, checksum repaired.
+    let mut bad = good.clone();
+    bad[14] = 1;
+    let sum = checksum::xxh64(&bad[..hs], 0);
+    bad[hs..hs + 8].copy_from_slice(&sum.to_le_bytes());
+    fs::write(&path, &bad).unwrap();
+    assert!(open_err(&path).to_string().contains("compression method 1"));
+}
+
+/// As [`random_damage_never_panics`], for pairs files: damage in the grammar and code tables
+/// (with the header checksum repaired) must be refused or decoded without a panic.
+#[test]
+fn pairs_random_damage_never_panics() {
+    let dir = TempDir::new("pfuzz");
+    let (path, _) = pairs_file(&dir);
+    let good = fs::read(&path).unwrap();
+    let hs = pairs_header_sum_pos(&good).unwrap();
+    let mut r = Rng(0xFACE);
+    let mut opened = 0;
+    for round in 0..1500 {
+        let mut bad = good.clone();
+        for _ in 0..1 + r.next() % 3 {
+            // Mostly the tables, where a repaired checksum lets damage through to validation.
+            let k = if round % 4 == 3 {
+                (r.next() % bad.len() as u64) as usize
+            } else {
+                64 + (r.next() % (hs as u64 - 64)) as usize
+            };
+            bad[k] = r.next() as u8;
+        }
+        if round % 3 != 0
+            && let Some(p) = pairs_header_sum_pos(&bad)
+        {
+            let sum = checksum::xxh64(&bad[..p], 0);
+            bad[p..p + 8].copy_from_slice(&sum.to_le_bytes());
+        }
+        fs::write(&path, &bad).unwrap();
+        let Ok(t) = TableFile::open(&path) else {
+            continue;
+        };
+        opened += 1;
+        let _ = t.verify_checksums();
+        for s in 0..t.section_count().min(8) {
+            let _ = t.decode_section(s);
+            for i in [0, 1, 511, 512, 9_998, 39_999] {
+                if i < t.section_len(s) {
+                    let _ = t.get(s, i);
+                }
+            }
+        }
+    }
+    assert!(opened > 100, "only {opened} damaged files opened");
 }

@@ -12,17 +12,46 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::checksum::{Xxh64, xxh64};
-use super::header::{COMPRESSION_ZSTD, FixedHeader, Layout, MAX_VALUES_PER_BLOCK};
-use super::{FormatError, Sections, TableMeta};
+use super::header::{
+    COMPRESSION_PAIRS, COMPRESSION_ZSTD, FIXED_LEN, FixedHeader, Layout, MAX_VALUES_PER_BLOCK,
+};
+use super::pairs::{self, BLOCK_BYTES};
+use super::pairs_file::{self, CHUNK_BLOCKS};
+use super::{FormatError, Sections, TableMeta, VERSION_ZSTD};
+
+/// How the values of a file are compressed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Compression {
+    /// Blocks of [`WriteOptions::values_per_block`] values, each one zstd frame (format
+    /// version 2). Smallest files; a probe decompresses a whole block.
+    Zstd,
+    /// A Re-Pair grammar and Huffman codes in 64-byte blocks ([`crate::format::pairs`],
+    /// format version 3). A probe decodes part of one 64-byte block: many times faster.
+    Pairs,
+}
 
 /// How to write a table. The defaults were chosen by measurement (see the module doc of
 /// [`crate::format`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WriteOptions {
+    /// The codec.
+    pub compression: Compression,
     /// zstd compression level (any level zstd accepts; negative levels are its fast modes).
+    /// Zstd only.
     pub level: i32,
-    /// Values per block (the last block of each section may be shorter). At most 2^24.
+    /// Values per block (the last block of each section may be shorter). At most 2^24. Zstd
+    /// only.
     pub values_per_block: u32,
+}
+
+impl WriteOptions {
+    /// [`Compression::Pairs`].
+    pub fn pairs() -> WriteOptions {
+        WriteOptions {
+            compression: Compression::Pairs,
+            ..WriteOptions::default()
+        }
+    }
 }
 
 /// Default zstd level; see the measurements in the module doc of [`crate::format`].
@@ -33,6 +62,7 @@ pub const DEFAULT_VALUES_PER_BLOCK: u32 = 1 << 15;
 impl Default for WriteOptions {
     fn default() -> WriteOptions {
         WriteOptions {
+            compression: Compression::Zstd,
             level: DEFAULT_LEVEL,
             values_per_block: DEFAULT_VALUES_PER_BLOCK,
         }
@@ -157,6 +187,9 @@ pub fn encode_table(
     sections: Sections<'_>,
     opts: &WriteOptions,
 ) -> Result<Encoded, FormatError> {
+    if opts.compression == Compression::Pairs {
+        return encode_pairs(path, meta, sections);
+    }
     let vpb = opts.values_per_block;
     if vpb == 0 || vpb > MAX_VALUES_PER_BLOCK {
         return Err(FormatError::invalid(
@@ -175,6 +208,7 @@ pub fn encode_table(
     };
     let width = sections.value_width();
     let mut fixed = FixedHeader::new();
+    fixed.version = VERSION_ZSTD;
     fixed.metric = meta.metric.to_byte();
     fixed.value_width = width;
     fixed.compression = COMPRESSION_ZSTD;
@@ -269,5 +303,86 @@ pub fn encode_table(
             file_checksum: 0,
         },
         blocks,
+    })
+}
+
+/// The fixed header and metadata of a file, for either codec (lengths checked).
+fn header_start(
+    path: &Path,
+    meta: &TableMeta,
+    sections: &Sections<'_>,
+) -> Result<FixedHeader, FormatError> {
+    let len32 = |what: &str, n: usize| {
+        u32::try_from(n).map_err(|_| FormatError::invalid(path, format!("{what} too long")))
+    };
+    let mut fixed = FixedHeader::new();
+    fixed.metric = meta.metric.to_byte();
+    fixed.value_width = sections.value_width();
+    fixed.section_count = len32("section list", sections.count())?;
+    fixed.material_len = len32("material", meta.material.len())?;
+    fixed.index_params_len = len32("index parameters", meta.index_params.len())?;
+    fixed.encoding_len = len32("encoding", meta.encoding.len())?;
+    Ok(fixed)
+}
+
+/// [`encode_table`] for [`Compression::Pairs`]: sections encoded in parallel (each is
+/// deterministic), then laid out as [`super::pairs_file`] describes.
+fn encode_pairs(
+    path: &Path,
+    meta: &TableMeta,
+    sections: Sections<'_>,
+) -> Result<Encoded, FormatError> {
+    let mut fixed = header_start(path, meta, &sections)?;
+    fixed.compression = COMPRESSION_PAIRS;
+    fixed.values_per_block = BLOCK_BYTES as u32;
+    let encoded: Vec<pairs::Encoded> = (0..sections.count())
+        .into_par_iter()
+        .map(|s| {
+            let values: Vec<u16> = match sections {
+                Sections::U8(v) => v[s].iter().map(|&x| u16::from(x)).collect(),
+                Sections::U16(v) => v[s].to_vec(),
+            };
+            pairs::encode(&values).map_err(|e| FormatError::invalid(path, e))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut header = Vec::new();
+    header.extend_from_slice(&fixed.encode());
+    header.extend_from_slice(meta.material.as_bytes());
+    header.extend_from_slice(&meta.index_params);
+    header.extend_from_slice(&meta.encoding);
+    header.resize(header.len().next_multiple_of(8), 0);
+    debug_assert!(header.len() as u64 >= FIXED_LEN);
+    for (s, e) in encoded.iter().enumerate() {
+        header.extend_from_slice(&pairs_file::descriptor(sections.len(s) as u64, e));
+    }
+    for e in &encoded {
+        header.extend_from_slice(&pairs_file::section_tables(e));
+    }
+    let data: Vec<u8> = encoded
+        .iter()
+        .flat_map(|e| e.data.iter().copied())
+        .collect();
+    let total_blocks = (data.len() / BLOCK_BYTES) as u64;
+    for sum in pairs_file::chunk_checksums(&data) {
+        header.extend_from_slice(&sum.to_le_bytes());
+    }
+    fixed.block_count = total_blocks.div_ceil(CHUNK_BLOCKS);
+    fixed.file_len = header.len() as u64 + 8 + data.len() as u64 + 8;
+    header[..FIXED_LEN as usize].copy_from_slice(&fixed.encode());
+    let header_sum = xxh64(&header, 0);
+    header.extend_from_slice(&header_sum.to_le_bytes());
+    let values: u64 = (0..sections.count()).map(|s| sections.len(s) as u64).sum();
+    let compressed_bytes = data.len() as u64;
+    Ok(Encoded {
+        header,
+        stats: WriteStats {
+            file_len: fixed.file_len,
+            values,
+            blocks: total_blocks,
+            raw_bytes: values * u64::from(sections.value_width()),
+            compressed_bytes,
+            file_checksum: 0,
+        },
+        blocks: vec![data],
     })
 }
