@@ -1,4 +1,4 @@
-//! Table files: header, zstd-compressed blocks, checksums, mmap reader, atomic writer.
+//! Table files: header, compressed blocks, checksums, mmap reader, atomic writer.
 //!
 //! This layer knows nothing of chess. The table layer above hands it a [`TableMeta`] (material
 //! name, metric, opaque index parameters and value encoding) and one or more *sections* — flat
@@ -22,6 +22,13 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 //!
+//! Two codecs ([`Compression`]): **pairs** ([`pairs`], format version 3), a Re-Pair grammar
+//! and Huffman codes in 64-byte blocks, of which a probe decodes part of one; and **zstd**
+//! (format version 2), blocks of a fixed number of values, each one zstd frame, smaller on some
+//! data but a probe decompresses a whole block. The reader takes both. Below is version 2;
+//! version 3 shares the fixed header and metadata and is laid out as
+//! `src/format/pairs_file.rs` says (`tables/FORMAT.md` has both).
+//!
 //! # Layout (format version 2; the layout is version 1's, the table layer's values changed)
 //!
 //! All integers are little-endian. Checksums are XXH64 with seed 0 ([`checksum`]). Offsets
@@ -33,10 +40,10 @@
 //! | offset | type  | field |
 //! |-------:|-------|-------|
 //! | 0      | [u8; 8] | magic `41 4E 54 49 54 42 1A 0A` (`"ANTITB\x1a\n"`) |
-//! | 8      | u32   | format version, 2 |
+//! | 8      | u32   | format version: 2 (zstd) or 3 (pairs) |
 //! | 12     | u8    | metric: 0 WDL, 1 DTZ, 2 DTW |
 //! | 13     | u8    | value width in bytes: 1 or 2 |
-//! | 14     | u8    | compression: 1 = zstd (each block one zstd frame) |
+//! | 14     | u8    | compression: 1 = zstd (each block one zstd frame), 2 = pairs |
 //! | 15     | i8    | zstd level used (informational) |
 //! | 16     | u32   | `vpb`: values per block (1 ..= 2^24) |
 //! | 20     | u32   | `S`: number of sections |

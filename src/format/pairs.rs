@@ -10,7 +10,7 @@
 //! microsecond, against several for a zstd frame of the same data.
 //!
 //! This module is pure (no files): [`encode`] turns values into [`Encoded`] tables and blocks,
-//! and [`Decoder::new`] validates such tables (taken from any bytes) so that [`Decoder::get`]
+//! and [`Decoder::new`] validates such tables (taken from any bytes) so that [`Decoder::get_in_block`]
 //! and [`Decoder::decode_blocks`] never panic, whatever the block bytes are.
 
 /// Bytes per block. Every block is exactly this long (padded with zero bits).
