@@ -20,15 +20,16 @@ use antitb::value::Metric;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Zstd at `(values per block, level)`, or the pairs codec for `None`.
-fn opts(wdl: Option<(u32, i32)>, dtz: Option<(u32, i32)>) -> StoreOptions {
-    let w = |o: Option<(u32, i32)>| match o {
-        Some((values_per_block, level)) => WriteOptions {
+/// Zstd at `(values per block, level)`, or the pairs codec in blocks of `level` bytes for
+/// `(0, level)`.
+fn opts(wdl: (u32, i32), dtz: (u32, i32)) -> StoreOptions {
+    let w = |(values_per_block, level)| match values_per_block {
+        0 => WriteOptions::pairs_with(level as u32),
+        _ => WriteOptions {
             compression: Compression::Zstd,
             level,
             values_per_block,
         },
-        None => WriteOptions::pairs(),
     };
     StoreOptions {
         wdl: w(wdl),
@@ -72,13 +73,12 @@ fn main() {
         .map(|s| s.parse().expect("material"))
         .collect();
     let variants: Vec<(&str, StoreOptions)> = vec![
-        ("pairs (default)", opts(None, None)),
-        ("zstd 32K/9", opts(Some((1 << 15, 9)), Some((1 << 15, 9)))),
-        (
-            "zstd 16K/15",
-            opts(Some((1 << 14, 15)), Some((1 << 14, 15))),
-        ),
-        ("zstd 8K/15", opts(Some((1 << 13, 15)), Some((1 << 13, 15)))),
+        ("pairs 256 B / 128 B (default)", StoreOptions::default()),
+        ("pairs 128 B / 128 B", opts((0, 128), (0, 128))),
+        ("pairs 512 B / 256 B", opts((0, 512), (0, 256))),
+        ("pairs 64 B / 64 B", opts((0, 64), (0, 64))),
+        ("zstd 16K/15", opts((1 << 14, 15), (1 << 14, 15))),
+        ("zstd 8K/15", opts((1 << 13, 15), (1 << 13, 15))),
     ];
     let tb = Tablebase::open(&[&dir]).expect("open tables");
     let source = DecodedTables::new(&tb);

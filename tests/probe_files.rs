@@ -713,15 +713,23 @@ fn too_many_pieces_and_bad_directory() {
     }
 }
 
-/// Header fields of a table file (tables/FORMAT.md): start of the blocks and of the trailer.
+/// Header fields of a table file (tables/FORMAT.md, version 2 or 3): start of the blocks and of
+/// the trailer.
 fn block_area(bytes: &[u8]) -> (usize, usize) {
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
     let u64_at = |o: usize| u64::from_le_bytes(bytes[o..o + 8].try_into().unwrap()) as usize;
     let sections = u32_at(20);
     let var = u32_at(40) + u32_at(44) + u32_at(48);
     let mpos = 64 + var.div_ceil(8) * 8;
-    let data_start = u64_at(mpos + 8 * sections);
     let len = u64_at(32);
+    let data_start = if u32_at(8) == 3 {
+        // Version 3 (pairs): 32-byte section descriptors (blocks at +8), blocks of the size in
+        // the header's field 16, ending 8 bytes before the end.
+        let blocks: usize = (0..sections).map(|s| u64_at(mpos + 32 * s + 8)).sum();
+        len - 8 - u32_at(16) * blocks
+    } else {
+        u64_at(mpos + 8 * sections)
+    };
     assert_eq!(len, bytes.len());
     (data_start, len - 8)
 }

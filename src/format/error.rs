@@ -14,7 +14,7 @@ pub enum Region {
     /// The header: fixed fields, metadata, section, offset and block-checksum tables.
     Header,
     /// One block, numbered from 0 across all sections: in a zstd file its decompressed
-    /// values, in a pairs file a chunk of 64 small blocks' compressed bytes.
+    /// values, in a pairs file a chunk of 4 KiB of small blocks' compressed bytes.
     Block(u64),
     /// The whole file up to its final 8 bytes.
     File,

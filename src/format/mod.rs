@@ -23,7 +23,7 @@
 //! ```
 //!
 //! Two codecs ([`Compression`]): **pairs** ([`pairs`], format version 3), a Re-Pair grammar
-//! and Huffman codes in 64-byte blocks, of which a probe decodes part of one; and **zstd**
+//! and Huffman codes in small blocks, of which a probe decodes part of one; and **zstd**
 //! (format version 2), blocks of a fixed number of values, each one zstd frame, smaller on some
 //! data but a probe decompresses a whole block. The reader takes both. Below is version 2;
 //! version 3 shares the fixed header and metadata and is laid out as

@@ -1,4 +1,4 @@
-//! The "pairs" codec: a Re-Pair grammar, canonical Huffman codes and 64-byte blocks.
+//! The "pairs" codec: a Re-Pair grammar, canonical Huffman codes and small blocks.
 //!
 //! This is the idea of the Syzygy tables (R. de Man), written afresh: a section's values are
 //! rewritten over and over by replacing the commonest adjacent pair of symbols with a new
@@ -10,26 +10,58 @@
 //! microsecond, against several for a zstd frame of the same data.
 //!
 //! This module is pure (no files): [`encode`] turns values into [`Encoded`] tables and blocks,
-//! and [`Decoder::new`] validates such tables (taken from any bytes) so that [`Decoder::get_in_block`]
-//! and [`Decoder::decode_blocks`] never panic, whatever the block bytes are.
+//! and [`Decoder::new`] validates such tables (taken from any bytes) so that
+//! [`Decoder::get_in_block`] and [`Decoder::decode_blocks`] never panic, whatever the block
+//! bytes are.
+//!
+//! # Choices, measured
+//!
+//! With `examples/size_lab.rs` on KRvKN KPvKP BBvNN KQvRB RNPvK (`.wdl` + `.dtz` bytes; zstd
+//! blocks of 16 384 values at level 15, which take 4.1–4.3 µs to decode cold: 2.31 MB):
+//!
+//! * Block size (`.wdl` / `.dtz`, mean cold read of one value): 64 / 64 B: 2.32 MB, 0.26 µs;
+//!   128 / 128 B: 2.27 MB, 0.44 µs; 256 / 128 B: 2.26 MB; **512 / 128 B** (`src/store.rs`):
+//!   `.wdl` 1.49 MB at 1.5 µs, `.dtz` 0.77 MB at 0.44 µs. Larger blocks have a smaller size
+//!   table, less padding and fewer entries of the sparse index.
+//! * A block holds any number of values: blocks of more than 65 536 (long runs) have their size
+//!   in a second table. With a 65 536-value cap 2.2 % of 128-byte blocks were cut short, and
+//!   larger blocks grew the files instead of shrinking them.
+//! * Pairs in 3 bytes (12-bit symbols) instead of 4: −0.8 %; code lengths in 5 bits: −0.5 %.
+//! * Least count of a pair: 32: +2.1 %; 16: +0.7 %; **8**; 4: +0.2 %.
+//! * Measured earlier (64-byte blocks, previous-value fill): symbol budget 2048 / **4096** /
+//!   8192 / 16384: +1.2 % / 0 / −0.1 % / −0.1 % (the pair count table grows with its square).
+//!   Longest symbol 128 / **256** / 4096 values: +0.8 % / 0 / −0.3 %. Replacing, per round,
+//!   the pairs at least 1/2, **1/4** or 1/8 as common as the commonest: within 0.5 %; all
+//!   non-overlapping pairs at once: +7 %.
+//! * How don't-care slots are filled matters more than any of these: see `Fill` in
+//!   `src/store.rs` (−7.6 % `.wdl`, −8.4 % `.dtz`).
 
-/// Bytes per block. Every block is exactly this long (padded with zero bits).
-pub const BLOCK_BYTES: usize = 64;
+/// Default bytes per block. Every block of a section is exactly its file's block size long
+/// (padded with zero bits); sizes are powers of two from [`MIN_BLOCK_BYTES`] to
+/// [`MAX_BLOCK_BYTES`].
+pub const BLOCK_BYTES: usize = 128;
 
-const BLOCK_BITS: usize = BLOCK_BYTES * 8;
+/// The smallest block size.
+pub const MIN_BLOCK_BYTES: usize = 32;
 
-/// The most symbols a section may have (base values and pairs together).
+/// The largest block size.
+pub const MAX_BLOCK_BYTES: usize = 1024;
+
+/// Whether `n` is an allowed block size.
+pub fn valid_block_bytes(n: usize) -> bool {
+    n.is_power_of_two() && (MIN_BLOCK_BYTES..=MAX_BLOCK_BYTES).contains(&n)
+}
+
+/// The most symbols a section may have (base values and pairs together): symbols are 12 bits
+/// in the file.
 pub const MAX_SYMBOLS: usize = 4096;
 
 /// The most values one symbol may expand to (longer symbols save little and make a probe
 /// walk further down the pair tree).
 pub const MAX_EXPANSION: u32 = 256;
 
-/// The most values one block may hold, so that its count (less one) fits a `u16`.
-pub const MAX_BLOCK_VALUES: u32 = 1 << 16;
-
-/// The longest Huffman code, in bits.
-pub const MAX_CODE_LEN: u8 = 32;
+/// The longest Huffman code, in bits (code lengths are 5 bits in the file).
+pub const MAX_CODE_LEN: u8 = 31;
 
 /// Bytes of the pair-count and replacement tables of one [`encode`] at most (they grow with the
 /// square of the symbol count).
@@ -37,7 +69,7 @@ pub const ENCODER_TABLE_BYTES: u64 = (MAX_SYMBOLS * MAX_SYMBOLS * 6) as u64;
 
 /// A pair becomes a symbol only if it occurs at least this often (a symbol costs about five
 /// bytes of tables).
-const MIN_PAIR_COUNT: u32 = 16;
+const MIN_PAIR_COUNT: u32 = 8;
 
 /// A section's tables and blocks, as [`encode`] makes them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -49,21 +81,32 @@ pub struct Encoded {
     pub pairs: Vec<(u16, u16)>,
     /// Huffman code length of every symbol (0: the symbol never occurs in the blocks).
     pub code_lens: Vec<u8>,
-    /// Number of values in each block, less one.
-    pub sizes: Vec<u16>,
-    /// The blocks, `BLOCK_BYTES` each.
+    /// Number of values in each block (at least 1).
+    pub sizes: Vec<u32>,
+    /// The blocks, `block_bytes` each.
     pub data: Vec<u8>,
+    /// Bytes per block.
+    pub block_bytes: usize,
 }
 
 /// The most distinct values a section may have (half the symbol budget, so that pairs have
 /// room). Tablebase sections have a few hundred at most.
 pub const MAX_BASES: usize = MAX_SYMBOLS / 2;
 
-/// Encodes `values`. Deterministic: the output depends on the values only. Fails only when
-/// there are more than [`MAX_BASES`] distinct values.
-pub fn encode(values: &[u16]) -> Result<Encoded, String> {
+/// Encodes `values` in blocks of `block_bytes` bytes. Deterministic: the output depends on the
+/// arguments only. Fails when there are more than [`MAX_BASES`] distinct values or the block
+/// size is not allowed ([`valid_block_bytes`]).
+pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, String> {
+    if !valid_block_bytes(block_bytes) {
+        return Err(format!(
+            "block size {block_bytes} is not a power of two in {MIN_BLOCK_BYTES}..={MAX_BLOCK_BYTES}"
+        ));
+    }
     if values.is_empty() {
-        return Ok(Encoded::default());
+        return Ok(Encoded {
+            block_bytes,
+            ..Encoded::default()
+        });
     }
     let bases: Vec<u16> = {
         let mut seen = vec![false; 1 << 16];
@@ -87,13 +130,14 @@ pub fn encode(values: &[u16]) -> Result<Encoded, String> {
     let pairs = repair(&mut seq, &mut lens);
     let code_lens = huffman_lengths(&seq, lens.len());
     let codes = canonical_codes(&code_lens);
-    let (sizes, data) = pack(&seq, &lens, &code_lens, &codes);
+    let (sizes, data) = pack(&seq, &lens, &code_lens, &codes, block_bytes);
     Ok(Encoded {
         bases,
         pairs,
         code_lens,
         sizes,
         data,
+        block_bytes,
     })
 }
 
@@ -258,34 +302,37 @@ fn canonical_codes(code_lens: &[u8]) -> Vec<u32> {
 }
 
 /// Cuts the coded sequence into blocks: codes MSB first, a code never split between blocks.
-fn pack(seq: &[u16], lens: &[u32], code_lens: &[u8], codes: &[u32]) -> (Vec<u16>, Vec<u8>) {
+fn pack(
+    seq: &[u16],
+    lens: &[u32],
+    code_lens: &[u8],
+    codes: &[u32],
+    block_bytes: usize,
+) -> (Vec<u32>, Vec<u8>) {
     let mut sizes = Vec::new();
-    let mut data = Vec::new();
-    let mut block = [0u8; BLOCK_BYTES];
-    let (mut bits, mut count) = (0usize, 0u32);
-    let flush = |block: &mut [u8; BLOCK_BYTES], sizes: &mut Vec<u16>, data: &mut Vec<u8>, count| {
-        sizes.push((count - 1) as u16);
-        data.extend_from_slice(block);
-        *block = [0; BLOCK_BYTES];
-    };
+    let mut data: Vec<u8> = Vec::new();
+    let (mut start, mut bits, mut count) = (0usize, 0usize, 0u32);
     for &x in seq {
         let l = usize::from(code_lens[x as usize]);
-        if bits + l > BLOCK_BITS || count + lens[x as usize] > MAX_BLOCK_VALUES {
-            flush(&mut block, &mut sizes, &mut data, count);
-            bits = 0;
-            count = 0;
+        if count > 0 && bits + l > 8 * block_bytes {
+            sizes.push(count);
+            (bits, count) = (0, 0);
+        }
+        if count == 0 {
+            start = data.len();
+            data.resize(start + block_bytes, 0);
         }
         let code = codes[x as usize];
         for i in 0..l {
             if code >> (l - 1 - i) & 1 != 0 {
-                block[(bits + i) / 8] |= 0x80 >> ((bits + i) % 8);
+                data[start + (bits + i) / 8] |= 0x80 >> ((bits + i) % 8);
             }
         }
         bits += l;
         count += lens[x as usize];
     }
     if count > 0 {
-        flush(&mut block, &mut sizes, &mut data, count);
+        sizes.push(count);
     }
     (sizes, data)
 }
@@ -315,6 +362,8 @@ pub struct Decoder {
     sorted: Vec<u16>,
     /// Number of values in each block.
     sizes: Vec<u32>,
+    /// Bytes per block.
+    block_bytes: usize,
     /// `log2` of the values between entries of `sparse`.
     sparse_shift: u32,
     /// For value `j << sparse_shift`: its block and its position in that block.
@@ -327,19 +376,23 @@ pub struct Decoder {
 
 impl Decoder {
     /// Validates a section's tables: `len` values, `bases` base values, `pairs`, `code_lens`
-    /// (one per symbol) and `sizes` (values per block, less one). The blocks themselves are not
-    /// looked at.
+    /// (one per symbol), `sizes` (values per block) and the block size. The blocks themselves
+    /// are not looked at.
     pub fn new(
         len: u64,
         base_values: Vec<u16>,
         pairs: Vec<(u16, u16)>,
         code_lens: &[u8],
-        raw_sizes: &[u16],
+        sizes: Vec<u32>,
+        block_bytes: usize,
     ) -> Result<Decoder, DecodeError> {
+        if !valid_block_bytes(block_bytes) {
+            return Err(format!("block size {block_bytes} not allowed"));
+        }
         let bases = base_values.len();
         let symbols = bases + pairs.len();
         if len == 0 {
-            if symbols != 0 || !raw_sizes.is_empty() {
+            if symbols != 0 || !sizes.is_empty() {
                 return Err("empty section with symbols or blocks".into());
             }
         } else if bases == 0 {
@@ -406,7 +459,11 @@ impl Decoder {
             code = (code + u64::from(n)) << 1;
             at += n;
         }
-        let sizes: Vec<u32> = raw_sizes.iter().map(|&s| u32::from(s) + 1).collect();
+        // A block holds whole codes of at least one bit, each at most MAX_EXPANSION values.
+        let most = 8 * block_bytes as u64 * u64::from(MAX_EXPANSION);
+        if let Some(b) = sizes.iter().position(|&n| n == 0 || u64::from(n) > most) {
+            return Err(format!("block {b} holds {} values", sizes[b]));
+        }
         let total: u64 = sizes.iter().map(|&s| u64::from(s)).sum();
         if total != len {
             return Err(format!("blocks hold {total} values, section has {len}"));
@@ -438,6 +495,7 @@ impl Decoder {
             max_len,
             sorted,
             sizes,
+            block_bytes,
             sparse_shift,
             sparse,
             len,
@@ -481,13 +539,26 @@ impl Decoder {
         (b, pos as u32)
     }
 
-    /// Decodes one code from `buf` at bit `bit`: the symbol and the code length.
+    /// Bytes per block.
+    pub fn block_bytes(&self) -> usize {
+        self.block_bytes
+    }
+
+    /// Decodes one code from `block` at bit `bit` (inside the block): the symbol and the code
+    /// length. Bits past the block's end read as zero.
     #[inline]
-    fn next_symbol(&self, buf: &[u8; BLOCK_BYTES + 8], bit: usize) -> Option<(usize, usize)> {
+    fn next_symbol(&self, block: &[u8], bit: usize) -> Option<(usize, usize)> {
         let byte = bit / 8;
-        let mut w8 = [0u8; 8];
-        w8.copy_from_slice(&buf[byte..byte + 8]);
-        let window = (u64::from_be_bytes(w8) << (bit % 8)) >> 32;
+        let word = match block.get(byte..byte + 8) {
+            Some(w) => u64::from_be_bytes(w.try_into().expect("8 bytes")),
+            None => {
+                let mut w8 = [0u8; 8];
+                let tail = block.get(byte..).unwrap_or_default();
+                w8[..tail.len()].copy_from_slice(tail);
+                u64::from_be_bytes(w8)
+            }
+        };
+        let window = (word << (bit % 8)) >> (64 - MAX_CODE_LEN as usize);
         let mut l = usize::from(self.min_len);
         while l <= usize::from(self.max_len) {
             if window < self.limit[l] {
@@ -500,18 +571,17 @@ impl Decoder {
         None
     }
 
-    /// The value at position `pos` of a block whose bytes are `block` ([`BLOCK_BYTES`] long).
+    /// The value at position `pos` of a block whose bytes are `block` (the block size long).
     #[inline]
     pub fn get_in_block(&self, block: &[u8], mut pos: u32) -> Result<u16, DecodeError> {
-        let mut buf = [0u8; BLOCK_BYTES + 8];
-        buf[..BLOCK_BYTES].copy_from_slice(&block[..BLOCK_BYTES]);
+        let block = &block[..self.block_bytes.min(block.len())];
         let mut bit = 0;
         let mut sym = loop {
-            if bit >= BLOCK_BITS {
+            if bit >= 8 * block.len() {
                 return Err("block ends before its values".into());
             }
             let (sym, l) = self
-                .next_symbol(&buf, bit)
+                .next_symbol(block, bit)
                 .ok_or_else(|| "invalid code".to_string())?;
             if pos < self.lens[sym] {
                 break sym;
@@ -573,20 +643,18 @@ impl Decoder {
             }
             let (_, starts, values) = &*cell;
             let mut at = 0usize;
-            let mut buf = [0u8; BLOCK_BYTES + 8];
-            for (i, block) in blocks.chunks_exact(BLOCK_BYTES).enumerate() {
+            for (i, block) in blocks.chunks_exact(self.block_bytes).enumerate() {
                 let n = self.sizes.get(first + i).copied().unwrap_or(0) as usize;
                 if at + n > out.len() {
                     return Err("output shorter than the blocks' values".to_string());
                 }
-                buf[..BLOCK_BYTES].copy_from_slice(block);
                 let (mut bit, mut done) = (0usize, 0usize);
                 while done < n {
-                    if bit >= BLOCK_BITS {
+                    if bit >= 8 * block.len() {
                         return Err("block ends before its values".into());
                     }
                     let (sym, l) = self
-                        .next_symbol(&buf, bit)
+                        .next_symbol(block, bit)
                         .ok_or_else(|| "invalid code".to_string())?;
                     let take = (self.lens[sym] as usize).min(n - done);
                     let from = starts[sym] as usize;
@@ -619,28 +687,31 @@ mod tests {
     use super::*;
 
     fn roundtrip(values: &[u16]) -> Encoded {
-        let e = encode(values).expect("encode");
-        let d = Decoder::new(
-            values.len() as u64,
-            e.bases.clone(),
-            e.pairs.clone(),
-            &e.code_lens,
-            &e.sizes,
-        )
-        .expect("valid tables");
-        assert_eq!(e.data.len(), e.sizes.len() * BLOCK_BYTES);
-        for (i, &v) in values.iter().enumerate() {
-            let (b, pos) = d.locate(i as u64);
-            let got = d
-                .get_in_block(&e.data[b * BLOCK_BYTES..(b + 1) * BLOCK_BYTES], pos)
-                .expect("decode");
-            assert_eq!(got, v, "value {i}");
+        for bb in [MIN_BLOCK_BYTES, BLOCK_BYTES, MAX_BLOCK_BYTES] {
+            let e = encode(values, bb).expect("encode");
+            let d = Decoder::new(
+                values.len() as u64,
+                e.bases.clone(),
+                e.pairs.clone(),
+                &e.code_lens,
+                e.sizes.clone(),
+                bb,
+            )
+            .expect("valid tables");
+            assert_eq!(e.data.len(), e.sizes.len() * bb);
+            for (i, &v) in values.iter().enumerate() {
+                let (b, pos) = d.locate(i as u64);
+                let got = d
+                    .get_in_block(&e.data[b * bb..(b + 1) * bb], pos)
+                    .expect("decode");
+                assert_eq!(got, v, "value {i}, blocks of {bb} bytes");
+            }
+            let mut all = vec![0u16; values.len()];
+            d.decode_blocks(0, &e.data, &mut all, |v| v)
+                .expect("decode all");
+            assert_eq!(all, values);
         }
-        let mut all = vec![0u16; values.len()];
-        d.decode_blocks(0, &e.data, &mut all, |v| v)
-            .expect("decode all");
-        assert_eq!(all, values);
-        e
+        encode(values, BLOCK_BYTES).expect("encode")
     }
 
     /// A deterministic pseudo-random generator (xorshift) for test data.
@@ -666,8 +737,10 @@ mod tests {
     fn long_runs_compress_to_little() {
         let values = vec![2u16; 1_000_000];
         let e = roundtrip(&values);
-        // 1M equal values: symbols of 128 values, 1 bit each.
-        assert!(e.data.len() < 2_000, "{} bytes", e.data.len());
+        // 1M equal values: symbols of MAX_EXPANSION values, one bit each, blocks full.
+        let per_block = 8 * BLOCK_BYTES * MAX_EXPANSION as usize;
+        assert_eq!(e.sizes.len(), values.len().div_ceil(per_block));
+        assert!(e.pairs.len() <= 16, "{} pairs", e.pairs.len());
     }
 
     #[test]
@@ -716,10 +789,24 @@ mod tests {
 
     #[test]
     fn bad_tables_are_refused() {
-        let e = encode(&[1, 2, 1, 2, 1, 2, 3]).unwrap();
-        let ok = |len, pairs: Vec<(u16, u16)>, lens: &[u8], sizes: &[u16]| {
-            Decoder::new(len, e.bases.clone(), pairs, lens, sizes).is_ok()
+        let e = encode(&[1, 2, 1, 2, 1, 2, 3], BLOCK_BYTES).unwrap();
+        let ok = |len, pairs: Vec<(u16, u16)>, lens: &[u8], sizes: &[u32]| {
+            Decoder::new(
+                len,
+                e.bases.clone(),
+                pairs,
+                lens,
+                sizes.to_vec(),
+                BLOCK_BYTES,
+            )
+            .is_ok()
         };
+        assert!(
+            !ok(7, e.pairs.clone(), &e.code_lens, &[7, 0]),
+            "empty block"
+        );
+        assert!(encode(&[1], 100).is_err(), "block size not a power of two");
+        assert!(encode(&[1], 2048).is_err(), "block size too large");
         assert!(ok(7, e.pairs.clone(), &e.code_lens, &e.sizes));
         assert!(
             !ok(8, e.pairs.clone(), &e.code_lens, &e.sizes),
@@ -730,7 +817,7 @@ mod tests {
             "forward pair"
         );
         assert!(!ok(7, vec![], &[1, 1, 1], &e.sizes), "overfull code");
-        assert!(!ok(7, vec![], &[33, 1, 1], &e.sizes), "code too long");
+        assert!(!ok(7, vec![], &[32, 1, 1], &e.sizes), "code too long");
         assert!(!ok(7, vec![], &[0, 0, 0], &e.sizes), "no codes");
         assert!(!ok(7, vec![], &[1, 2], &e.sizes), "missing code length");
     }
@@ -738,8 +825,8 @@ mod tests {
     #[test]
     fn garbage_blocks_never_panic() {
         let values: Vec<u16> = (0..5000).map(|i| (i % 7 + i / 1000) as u16).collect();
-        let e = encode(&values).unwrap();
-        let d = Decoder::new(5000, e.bases, e.pairs, &e.code_lens, &e.sizes).unwrap();
+        let e = encode(&values, BLOCK_BYTES).unwrap();
+        let d = Decoder::new(5000, e.bases, e.pairs, &e.code_lens, e.sizes, BLOCK_BYTES).unwrap();
         let mut r = rng(7);
         for _ in 0..2000 {
             let block: Vec<u8> = (0..BLOCK_BYTES).map(|_| r() as u8).collect();

@@ -33,8 +33,8 @@ use super::header::{
     COMPRESSION_PAIRS, COMPRESSION_ZSTD, FIXED_LEN, FixedHeader, Layout, MAX_VALUES_PER_BLOCK,
     u64_at,
 };
-use super::pairs::BLOCK_BYTES;
-use super::pairs_file::{self, CHUNK_BLOCKS, PairsBody};
+use super::pairs::{MAX_BLOCK_BYTES, MIN_BLOCK_BYTES, valid_block_bytes};
+use super::pairs_file::{self, PairsBody};
 use super::{Compression, FORMAT_VERSION, FormatError, Metric, TableMeta, VERSION_ZSTD};
 
 /// How to open a table.
@@ -42,7 +42,7 @@ use super::{Compression, FORMAT_VERSION, FormatError, Metric, TableMeta, VERSION
 pub struct ReadOptions {
     /// Number of decoded blocks the reader caches (0: none; every probe decodes its block),
     /// rounded up to a power of two. Memory is at most `cache_blocks × values_per_block ×
-    /// value_width` bytes. Zstd files only: a pairs file decodes part of a 64-byte block per
+    /// value_width` bytes. Zstd files only: a pairs file decodes part of one small block per
     /// probe, cheaper than a cache lookup under a lock, and has no cache.
     pub cache_blocks: usize,
 }
@@ -178,7 +178,13 @@ fn parse_pairs(path: &Path, b: &[u8], h: &FixedHeader) -> Result<Parsed, FormatE
     let meta_len =
         u64::from(h.material_len) + u64::from(h.index_params_len) + u64::from(h.encoding_len);
     let sections_pos = FIXED_LEN + meta_len.next_multiple_of(8);
-    let (spans, layout, total_blocks) = match pairs_file::layout(h, b, sections_pos) {
+    let block_bytes = h.values_per_block as usize;
+    if !valid_block_bytes(block_bytes) {
+        return Err(corrupt(format!(
+            "block size {block_bytes} not a power of two in {MIN_BLOCK_BYTES}..={MAX_BLOCK_BYTES}"
+        )));
+    }
+    let (spans, layout, total_blocks) = match pairs_file::layout(h, b, sections_pos, block_bytes) {
         Ok(x) => x,
         Err(_) if h.file_len > actual => return Err(truncated()),
         Err(reason) => return Err(corrupt(reason)),
@@ -199,17 +205,12 @@ fn parse_pairs(path: &Path, b: &[u8], h: &FixedHeader) -> Result<Parsed, FormatE
             h.compression
         )));
     }
-    if h.values_per_block != BLOCK_BYTES as u32 {
-        return Err(corrupt(format!(
-            "block size {} not {BLOCK_BYTES}",
-            h.values_per_block
-        )));
-    }
     if h.value_width != 1 && h.value_width != 2 {
         return Err(corrupt(format!("value width {} not 1 or 2", h.value_width)));
     }
     let meta = parse_meta(path, b, h, &layout)?;
-    let body = pairs_file::sections(b, &spans, total_blocks, h.value_width).map_err(corrupt)?;
+    let body = pairs_file::sections(b, &spans, total_blocks, h.value_width, block_bytes)
+        .map_err(corrupt)?;
     let sections = body
         .decoders
         .iter()
@@ -461,10 +462,11 @@ impl TableFile {
 
     /// How the blocks are compressed.
     pub fn compression(&self) -> Compression {
-        if self.pairs.is_some() {
-            Compression::Pairs
-        } else {
-            Compression::Zstd
+        match &self.pairs {
+            Some(p) => Compression::Pairs {
+                block_bytes: p.block_bytes as u32,
+            },
+            None => Compression::Zstd,
         }
     }
 
@@ -485,7 +487,7 @@ impl TableFile {
     }
 
     /// Number of checksummed blocks over all sections ([`Compression::Pairs`]: chunks of
-    /// 64 small blocks).
+    /// 4 KiB of small blocks).
     pub fn block_count(&self) -> u64 {
         self.block_count
     }
@@ -508,9 +510,9 @@ impl TableFile {
 
     /// The bytes of checksum chunk `chunk` of a pairs file.
     fn chunk_range(&self, p: &PairsBody, chunk: u64) -> std::ops::Range<usize> {
-        let first = chunk * CHUNK_BLOCKS;
-        let end = (first + CHUNK_BLOCKS).min(p.total_blocks);
-        let at = |b: u64| (self.layout.data_start + b * BLOCK_BYTES as u64) as usize;
+        let first = chunk * p.chunk_blocks;
+        let end = (first + p.chunk_blocks).min(p.total_blocks);
+        let at = |b: u64| (self.layout.data_start + b * p.block_bytes as u64) as usize;
         at(first)..at(end)
     }
 
@@ -541,10 +543,11 @@ impl TableFile {
         let d = &p.decoders[s];
         let (b, pos) = d.locate(index);
         let block = sec.first_block + b as u64;
-        self.check_chunk(p, block / CHUNK_BLOCKS)?;
-        let at = (self.layout.data_start + block * BLOCK_BYTES as u64) as usize;
-        d.get_in_block(&self.map[at..at + BLOCK_BYTES], pos)
-            .map_err(|e| FormatError::corrupt(&self.path, Some(block / CHUNK_BLOCKS), e))
+        let chunk = block / p.chunk_blocks;
+        self.check_chunk(p, chunk)?;
+        let at = (self.layout.data_start + block * p.block_bytes as u64) as usize;
+        d.get_in_block(&self.map[at..at + p.block_bytes], pos)
+            .map_err(|e| FormatError::corrupt(&self.path, Some(chunk), e))
     }
 
     /// Decodes section `s` of a pairs file whole, in parallel over runs of blocks.
@@ -559,12 +562,12 @@ impl TableFile {
         let len = usize::try_from(sec.len)
             .map_err(|_| FormatError::invalid(&self.path, "section too large for memory"))?;
         let mut out = vec![T::default(); len];
-        // Runs of CHUNK_BLOCKS blocks and the part of `out` each fills.
+        // Runs of a chunk's worth of blocks and the part of `out` each fills.
         let mut jobs = Vec::new();
         let mut rest = out.as_mut_slice();
         let mut b = 0usize;
         while b < d.blocks() {
-            let end = (b + CHUNK_BLOCKS as usize).min(d.blocks());
+            let end = (b + p.chunk_blocks as usize).min(d.blocks());
             let n: usize = (b..end).map(|i| d.block_len(i) as usize).sum();
             let (head, tail) = std::mem::take(&mut rest).split_at_mut(n);
             jobs.push((b, end, head));
@@ -573,12 +576,12 @@ impl TableFile {
         }
         jobs.into_par_iter().try_for_each(|(b, end, chunk)| {
             let (first, last) = (sec.first_block + b as u64, sec.first_block + end as u64 - 1);
-            for c in first / CHUNK_BLOCKS..=last / CHUNK_BLOCKS {
+            for c in first / p.chunk_blocks..=last / p.chunk_blocks {
                 self.check_chunk(p, c)?;
             }
-            let at = |x: u64| (self.layout.data_start + x * BLOCK_BYTES as u64) as usize;
+            let at = |x: u64| (self.layout.data_start + x * p.block_bytes as u64) as usize;
             d.decode_blocks(b, &self.map[at(first)..at(last + 1)], chunk, &cast)
-                .map_err(|e| FormatError::corrupt(&self.path, Some(first / CHUNK_BLOCKS), e))
+                .map_err(|e| FormatError::corrupt(&self.path, Some(first / p.chunk_blocks), e))
         })?;
         Ok(out)
     }

@@ -710,7 +710,7 @@ fn pairs_header_sum_pos(bytes: &[u8]) -> Option<usize> {
     let meta_len =
         u64::from(h.material_len) + u64::from(h.index_params_len) + u64::from(h.encoding_len);
     let sections_pos = FIXED_LEN + meta_len.next_multiple_of(8);
-    super::pairs_file::layout(&h, bytes, sections_pos)
+    super::pairs_file::layout(&h, bytes, sections_pos, h.values_per_block as usize)
         .ok()
         .map(|(_, l, _)| l.header_sum_pos as usize)
 }
@@ -735,7 +735,7 @@ fn pairs_round_trip_u8_and_u16() {
     let dir = TempDir::new("prt");
     let (path, data) = pairs_file(&dir);
     let t = TableFile::open(&path).unwrap();
-    assert_eq!(t.compression(), Compression::Pairs);
+    assert_eq!(t.compression(), Compression::Pairs { block_bytes: 128 });
     assert_eq!(t.meta(), &meta(Metric::Dtz));
     assert_eq!((t.section_count(), t.value_width()), (3, 2));
     for (s, d) in data.iter().enumerate() {
@@ -757,7 +757,7 @@ fn pairs_round_trip_u8_and_u16() {
         .iter()
         .map(|&(n, seed)| runs(n, seed, 4).into_iter().map(|x| x as u8).collect())
         .collect();
-    write_u8(&path, &wdl, &WriteOptions::pairs());
+    write_u8(&path, &wdl, &WriteOptions::pairs_with(1024));
     let t = TableFile::open(&path).unwrap();
     for (s, d) in wdl.iter().enumerate() {
         assert_eq!(&t.decode_section_u8(s).unwrap(), d);
@@ -807,7 +807,7 @@ fn pairs_flipped_data_byte_names_the_chunk() {
     let mut r = Rng(3);
     for _ in 0..200 {
         let k = data_start + (r.next() % (data_end - data_start) as u64) as usize;
-        let chunk = ((k - data_start) / (64 * 64)) as u64;
+        let chunk = ((k - data_start) / 4096) as u64;
         let mut bad = good.clone();
         bad[k] ^= 1 << (r.next() % 8);
         fs::write(&path, &bad).unwrap();

@@ -15,8 +15,8 @@ use super::checksum::{Xxh64, xxh64};
 use super::header::{
     COMPRESSION_PAIRS, COMPRESSION_ZSTD, FIXED_LEN, FixedHeader, Layout, MAX_VALUES_PER_BLOCK,
 };
-use super::pairs::{self, BLOCK_BYTES};
-use super::pairs_file::{self, CHUNK_BLOCKS};
+use super::pairs;
+use super::pairs_file;
 use super::{FormatError, Sections, TableMeta, VERSION_ZSTD};
 
 /// How the values of a file are compressed.
@@ -25,9 +25,14 @@ pub enum Compression {
     /// Blocks of [`WriteOptions::values_per_block`] values, each one zstd frame (format
     /// version 2). Smallest files; a probe decompresses a whole block.
     Zstd,
-    /// A Re-Pair grammar and Huffman codes in 64-byte blocks ([`crate::format::pairs`],
-    /// format version 3). A probe decodes part of one 64-byte block: many times faster.
-    Pairs,
+    /// A Re-Pair grammar and Huffman codes in blocks of `block_bytes` bytes (a power of two,
+    /// 32 ..= 1024; [`crate::format::pairs`], format version 3). A probe decodes part of one
+    /// block: many times faster than a zstd frame; larger blocks are a little smaller and a
+    /// little slower.
+    Pairs {
+        /// Bytes per block.
+        block_bytes: u32,
+    },
 }
 
 /// How to write a table. The defaults were chosen by measurement (see the module doc of
@@ -45,10 +50,15 @@ pub struct WriteOptions {
 }
 
 impl WriteOptions {
-    /// [`Compression::Pairs`].
+    /// [`Compression::Pairs`] with blocks of [`pairs::BLOCK_BYTES`].
     pub fn pairs() -> WriteOptions {
+        WriteOptions::pairs_with(pairs::BLOCK_BYTES as u32)
+    }
+
+    /// [`Compression::Pairs`] with blocks of `block_bytes`.
+    pub fn pairs_with(block_bytes: u32) -> WriteOptions {
         WriteOptions {
-            compression: Compression::Pairs,
+            compression: Compression::Pairs { block_bytes },
             ..WriteOptions::default()
         }
     }
@@ -187,8 +197,8 @@ pub fn encode_table(
     sections: Sections<'_>,
     opts: &WriteOptions,
 ) -> Result<Encoded, FormatError> {
-    if opts.compression == Compression::Pairs {
-        return encode_pairs(path, meta, sections);
+    if let Compression::Pairs { block_bytes } = opts.compression {
+        return encode_pairs(path, meta, sections, block_bytes as usize);
     }
     let vpb = opts.values_per_block;
     if vpb == 0 || vpb > MAX_VALUES_PER_BLOCK {
@@ -331,10 +341,17 @@ fn encode_pairs(
     path: &Path,
     meta: &TableMeta,
     sections: Sections<'_>,
+    block_bytes: usize,
 ) -> Result<Encoded, FormatError> {
+    if !pairs::valid_block_bytes(block_bytes) {
+        return Err(FormatError::invalid(
+            path,
+            format!("pairs block size {block_bytes} not a power of two in 32..=1024"),
+        ));
+    }
     let mut fixed = header_start(path, meta, &sections)?;
     fixed.compression = COMPRESSION_PAIRS;
-    fixed.values_per_block = BLOCK_BYTES as u32;
+    fixed.values_per_block = block_bytes as u32;
     let encoded: Vec<pairs::Encoded> = (0..sections.count())
         .into_par_iter()
         .map(|s| {
@@ -342,7 +359,7 @@ fn encode_pairs(
                 Sections::U8(v) => v[s].iter().map(|&x| u16::from(x)).collect(),
                 Sections::U16(v) => v[s].to_vec(),
             };
-            pairs::encode(&values).map_err(|e| FormatError::invalid(path, e))
+            pairs::encode(&values, block_bytes).map_err(|e| FormatError::invalid(path, e))
         })
         .collect::<Result<_, _>>()?;
     let mut header = Vec::new();
@@ -362,11 +379,11 @@ fn encode_pairs(
         .iter()
         .flat_map(|e| e.data.iter().copied())
         .collect();
-    let total_blocks = (data.len() / BLOCK_BYTES) as u64;
+    let total_blocks = (data.len() / block_bytes) as u64;
     for sum in pairs_file::chunk_checksums(&data) {
         header.extend_from_slice(&sum.to_le_bytes());
     }
-    fixed.block_count = total_blocks.div_ceil(CHUNK_BLOCKS);
+    fixed.block_count = total_blocks.div_ceil(pairs_file::chunk_blocks(block_bytes));
     fixed.file_len = header.len() as u64 + 8 + data.len() as u64 + 8;
     header[..FIXED_LEN as usize].copy_from_slice(&fixed.encode());
     let header_sum = xxh64(&header, 0);
