@@ -20,9 +20,10 @@
 //! blocks of 16 384 values at level 15, which take 4.1–4.3 µs to decode cold: 2.31 MB):
 //!
 //! * Block size (`.wdl` / `.dtz`, mean cold read of one value): 64 / 64 B: 2.32 MB, 0.26 µs;
-//!   128 / 128 B: 2.27 MB, 0.44 µs; 256 / 128 B: 2.26 MB; **512 / 128 B** (`src/store.rs`):
-//!   `.wdl` 1.49 MB at 1.5 µs, `.dtz` 0.77 MB at 0.44 µs. Larger blocks have a smaller size
-//!   table, less padding and fewer entries of the sparse index.
+//!   **128 / 128 B** (`src/store.rs`): 2.27 MB, 0.44 µs; 256 / 128 B: 2.26 MB; 512 / 128 B:
+//!   2.25 MB, `.wdl` at 1.5 µs. Larger blocks have a smaller size table and less padding, but
+//!   a probe decodes half a block on average: on the whole ≤4-piece set 512-byte `.wdl` blocks
+//!   saved 3.4 % and cost 60 % of the WDL probe rate and 75 % of the DTZ rate.
 //! * A block holds any number of values: blocks of more than 65 536 (long runs) have their size
 //!   in a second table. With a 65 536-value cap 2.2 % of 128-byte blocks were cut short, and
 //!   larger blocks grew the files instead of shrinking them.
@@ -340,6 +341,9 @@ fn pack(
 /// Why a section's tables or blocks cannot be decoded.
 pub type DecodeError = String;
 
+/// Bits of the code lookup table: codes up to this long decode in one step.
+const LUT_BITS: usize = 10;
+
 /// A validated section: everything needed to read values out of its blocks.
 #[derive(Clone, Debug)]
 pub struct Decoder {
@@ -358,6 +362,9 @@ pub struct Decoder {
     start: [u32; MAX_CODE_LEN as usize + 1],
     min_len: u8,
     max_len: u8,
+    /// The symbol and length of every code of at most [`LUT_BITS`] bits, by its first
+    /// `LUT_BITS` bits: `symbol << 8 | length`, 0 where the code is longer.
+    lut: Box<[u32]>,
     /// Symbols in canonical order.
     sorted: Vec<u16>,
     /// Number of values in each block.
@@ -493,6 +500,19 @@ impl Decoder {
             start,
             min_len,
             max_len,
+            lut: {
+                let mut lut = vec![0u32; 1 << LUT_BITS].into_boxed_slice();
+                for l in 1..=LUT_BITS.min(usize::from(max_len)) {
+                    let shift = MAX_CODE_LEN as usize - l;
+                    for k in 0..count[l] as usize {
+                        let code = (first[l] >> shift) as usize + k;
+                        let sym = u32::from(sorted[start[l] as usize + k]);
+                        let span = 1 << (LUT_BITS - l);
+                        lut[code * span..(code + 1) * span].fill(sym << 8 | l as u32);
+                    }
+                }
+                lut
+            },
             sorted,
             sizes,
             block_bytes,
@@ -559,7 +579,11 @@ impl Decoder {
             }
         };
         let window = (word << (bit % 8)) >> (64 - MAX_CODE_LEN as usize);
-        let mut l = usize::from(self.min_len);
+        let e = self.lut[(window >> (MAX_CODE_LEN as usize - LUT_BITS)) as usize];
+        if e != 0 {
+            return Some(((e >> 8) as usize, (e & 0xff) as usize));
+        }
+        let mut l = usize::from(self.min_len).max(LUT_BITS + 1);
         while l <= usize::from(self.max_len) {
             if window < self.limit[l] {
                 let k = self.start[l] as usize
