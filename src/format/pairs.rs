@@ -365,6 +365,10 @@ pub struct Decoder {
     /// The symbol and length of every code of at most [`LUT_BITS`] bits, by its first
     /// `LUT_BITS` bits: `symbol << 8 | length`, 0 where the code is longer.
     lut: Box<[u32]>,
+    /// By the first `LUT_BITS` bits at a position: the bits and the values of all the whole
+    /// codes in them, `values << 8 | bits` (0 if the first code is longer). A probe skips
+    /// runs of short codes this way.
+    skip: Box<[u32]>,
     /// Symbols in canonical order.
     sorted: Vec<u16>,
     /// Number of values in each block.
@@ -490,6 +494,30 @@ impl Decoder {
             }
             block_start = end;
         }
+        let mut lut = vec![0u32; 1 << LUT_BITS].into_boxed_slice();
+        for l in 1..=LUT_BITS.min(usize::from(max_len)) {
+            let shift = MAX_CODE_LEN as usize - l;
+            for k in 0..count[l] as usize {
+                let code = (first[l] >> shift) as usize + k;
+                let sym = u32::from(sorted[start[l] as usize + k]);
+                let span = 1 << (LUT_BITS - l);
+                lut[code * span..(code + 1) * span].fill(sym << 8 | l as u32);
+            }
+        }
+        let skip = (0..1usize << LUT_BITS)
+            .map(|p| {
+                let (mut bits, mut values) = (0usize, 0u32);
+                loop {
+                    let e = lut[(p << bits) & ((1 << LUT_BITS) - 1)];
+                    let l = (e & 0xff) as usize;
+                    if e == 0 || bits + l > LUT_BITS {
+                        break values << 8 | bits as u32;
+                    }
+                    bits += l;
+                    values += lens[(e >> 8) as usize];
+                }
+            })
+            .collect();
         Ok(Decoder {
             bases,
             base_values,
@@ -500,19 +528,8 @@ impl Decoder {
             start,
             min_len,
             max_len,
-            lut: {
-                let mut lut = vec![0u32; 1 << LUT_BITS].into_boxed_slice();
-                for l in 1..=LUT_BITS.min(usize::from(max_len)) {
-                    let shift = MAX_CODE_LEN as usize - l;
-                    for k in 0..count[l] as usize {
-                        let code = (first[l] >> shift) as usize + k;
-                        let sym = u32::from(sorted[start[l] as usize + k]);
-                        let span = 1 << (LUT_BITS - l);
-                        lut[code * span..(code + 1) * span].fill(sym << 8 | l as u32);
-                    }
-                }
-                lut
-            },
+            lut,
+            skip,
             sorted,
             sizes,
             block_bytes,
@@ -568,6 +585,12 @@ impl Decoder {
     /// length. Bits past the block's end read as zero.
     #[inline]
     fn next_symbol(&self, block: &[u8], bit: usize) -> Option<(usize, usize)> {
+        self.symbol_of(Self::window(block, bit))
+    }
+
+    /// The [`MAX_CODE_LEN`] bits of `block` from bit `bit` on (zeros past its end).
+    #[inline]
+    fn window(block: &[u8], bit: usize) -> u64 {
         let byte = bit / 8;
         let word = match block.get(byte..byte + 8) {
             Some(w) => u64::from_be_bytes(w.try_into().expect("8 bytes")),
@@ -578,7 +601,12 @@ impl Decoder {
                 u64::from_be_bytes(w8)
             }
         };
-        let window = (word << (bit % 8)) >> (64 - MAX_CODE_LEN as usize);
+        (word << (bit % 8)) >> (64 - MAX_CODE_LEN as usize)
+    }
+
+    /// The symbol and length of the code at the start of `window`.
+    #[inline]
+    fn symbol_of(&self, window: u64) -> Option<(usize, usize)> {
         let e = self.lut[(window >> (MAX_CODE_LEN as usize - LUT_BITS)) as usize];
         if e != 0 {
             return Some(((e >> 8) as usize, (e & 0xff) as usize));
@@ -604,8 +632,15 @@ impl Decoder {
             if bit >= 8 * block.len() {
                 return Err("block ends before its values".into());
             }
+            let window = Self::window(block, bit);
+            let e = self.skip[(window >> (MAX_CODE_LEN as usize - LUT_BITS)) as usize];
+            if e & 0xff != 0 && pos >= e >> 8 {
+                pos -= e >> 8;
+                bit += (e & 0xff) as usize;
+                continue;
+            }
             let (sym, l) = self
-                .next_symbol(block, bit)
+                .symbol_of(window)
                 .ok_or_else(|| "invalid code".to_string())?;
             if pos < self.lens[sym] {
                 break sym;
