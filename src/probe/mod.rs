@@ -242,7 +242,11 @@ impl Tablebase {
             } else {
                 // Same table, the stored side to move.
                 let (cs, ci) = t.index.encode(&child).expect("same material");
-                let cw = wdl.wdl(cs, ci)?;
+                // From a loss inside the 50-move rule every quiet move leads to a win inside it
+                // (a draw or a cursed win there would make this position better than a loss),
+                // so the child's WDL need not be read.
+                let cw = if w == -2 { 2 } else { wdl.wdl(cs, ci)? };
+                debug_assert!(w != -2 || wdl.wdl(cs, ci).ok() == Some(2));
                 if cw == 0 {
                     Value::DRAW
                 } else if w > 0 && cw > 0 {
