@@ -874,3 +874,63 @@ fn wrong_magic_names_the_file() {
         other => panic!("expected an error, got {other:?}"),
     }
 }
+
+/// Tables written before format version 3 (zstd blocks, version 2) are still read: the `.wdl` and
+/// `.dtz` files of every 3-piece table with a pawn, rewritten with zstd (same values, same
+/// metadata), probe exactly as the pairs files do, at every 11th position.
+#[test]
+fn version_2_zstd_files_are_still_read() {
+    use antitb::format::{Compression, Sections, TableFile, WriteOptions, write_table};
+    let dir = copy_dir(tables3(), "v2-zstd", |_| false);
+    let materials: Vec<Material> = up_to_3()
+        .into_iter()
+        .filter(|m| m.to_string().contains('P') && m.to_string().len() == 4)
+        .collect();
+    assert!(materials.len() > 10, "{materials:?}");
+    let zstd = WriteOptions {
+        compression: Compression::Zstd,
+        level: 3,
+        values_per_block: 1 << 12,
+    };
+    for &mat in &materials {
+        for kind in [FileKind::Wdl, FileKind::Dtz] {
+            let path = dir
+                .0
+                .join(format!("{}.{}", mat.canonical(), kind_name(kind)));
+            let f = TableFile::open(&path).expect("open");
+            assert_eq!(f.compression(), Compression::Pairs { block_bytes: 128 });
+            let secs: Vec<Vec<u16>> = (0..f.section_count())
+                .map(|s| f.decode_section(s).expect("decode"))
+                .collect();
+            let meta = f.meta().clone();
+            let narrow: Vec<Vec<u8>> = secs
+                .iter()
+                .map(|s| s.iter().map(|&x| x as u8).collect())
+                .collect();
+            let narrow: Vec<&[u8]> = narrow.iter().map(|v| v.as_slice()).collect();
+            let wide: Vec<&[u16]> = secs.iter().map(|v| v.as_slice()).collect();
+            let sections = if f.value_width() == 1 {
+                Sections::U8(&narrow)
+            } else {
+                Sections::U16(&wide)
+            };
+            drop(f);
+            write_table(&path, &meta, sections, &zstd).expect("rewrite as zstd");
+            let f = TableFile::open(&path).expect("open rewritten");
+            assert_eq!(f.compression(), Compression::Zstd);
+        }
+    }
+    let (v3, v2) = (open(&[tables3()]), open(&[&dir.0]));
+    let mut n = 0;
+    for &mat in &materials {
+        for p in all_positions(mat).into_iter().step_by(11) {
+            assert_eq!(v2.probe_wdl(&p).ok(), v3.probe_wdl(&p).ok(), "{p}");
+            assert_eq!(v2.probe_dtz(&p).ok(), v3.probe_dtz(&p).ok(), "{p}");
+            n += 1;
+        }
+    }
+    println!(
+        "{} tables, {n} positions: version-2 and version-3 files agree",
+        materials.len()
+    );
+}
