@@ -7,8 +7,10 @@
 //! The tables are generated once per test process with the library build driver (this test is
 //! not the verifier, so it may use the generator).
 
+mod common;
+
 use antitb::build::{BuildOptions, build};
-use antitb::format::{FormatError, Region, Sections, TableFile, WriteOptions, write_table};
+use antitb::format::{FormatError, Region, TableFile, WriteOptions};
 use antitb::index::Index;
 use antitb::material::Material;
 use antitb::store::{FileKind, file_name};
@@ -160,20 +162,8 @@ fn raw_sections(path: &Path) -> (TableFile, [Option<Vec<u16>>; 2]) {
 
 /// Write `secs` with the metadata and value width of `original` to `path` (fresh checksums).
 fn rewrite(original: &TableFile, secs: &[Option<Vec<u16>>; 2], path: &Path) {
-    let meta = original.meta().clone();
-    let stored: Vec<&Vec<u16>> = secs.iter().flatten().collect();
-    let narrow: Vec<Vec<u8>> = stored
-        .iter()
-        .map(|s| s.iter().map(|&x| x as u8).collect())
-        .collect();
-    let narrow: Vec<&[u8]> = narrow.iter().map(|v| v.as_slice()).collect();
-    let wide: Vec<&[u16]> = stored.iter().map(|v| v.as_slice()).collect();
-    let sections = if original.value_width() == 1 {
-        Sections::U8(&narrow)
-    } else {
-        Sections::U16(&wide)
-    };
-    write_table(path, &meta, sections, &WriteOptions::default()).expect("write");
+    let stored: Vec<&[u16]> = secs.iter().flatten().map(|v| v.as_slice()).collect();
+    common::files::write_like(original, &stored, path, &WriteOptions::default());
 }
 
 /// The distances of a DTZ/DTW file's symbols.

@@ -518,16 +518,22 @@ impl TableFile {
 
     /// Checks checksum chunk `chunk` of a pairs file the first time it is read.
     fn check_chunk(&self, p: &PairsBody, chunk: u64) -> Result<(), FormatError> {
-        let (word, bit) = ((chunk / 64) as usize, 1u64 << (chunk % 64));
+        self.check_once(chunk, &self.map[self.chunk_range(p, chunk)])
+    }
+
+    /// Checks `bytes` against stored checksum `i` (a zstd block's decoded bytes, or a pairs
+    /// chunk), unless that checksum has been checked before.
+    fn check_once(&self, i: u64, bytes: &[u8]) -> Result<(), FormatError> {
+        let (word, bit) = ((i / 64) as usize, 1u64 << (i % 64));
         if self.checked[word].load(Relaxed) & bit != 0 {
             return Ok(());
         }
-        let stored = u64_at(&self.map, (self.layout.checksums_pos + 8 * chunk) as usize);
-        let computed = xxh64(&self.map[self.chunk_range(p, chunk)], 0);
+        let stored = u64_at(&self.map, (self.layout.checksums_pos + 8 * i) as usize);
+        let computed = xxh64(bytes, 0);
         if stored != computed {
             return Err(FormatError::BadChecksum {
                 path: self.path.clone(),
-                region: Region::Block(chunk),
+                region: Region::Block(i),
                 stored,
                 computed,
             });
@@ -635,21 +641,7 @@ impl TableFile {
                 out.len()
             )));
         }
-        let (word, bit) = ((block / 64) as usize, 1u64 << (block % 64));
-        if self.checked[word].load(Relaxed) & bit != 0 {
-            return Ok(out);
-        }
-        let stored = u64_at(&self.map, (self.layout.checksums_pos + 8 * block) as usize);
-        let computed = xxh64(&out, 0);
-        if stored != computed {
-            return Err(FormatError::BadChecksum {
-                path: self.path.clone(),
-                region: Region::Block(block),
-                stored,
-                computed,
-            });
-        }
-        self.checked[word].fetch_or(bit, Relaxed);
+        self.check_once(block, &out)?;
         Ok(out)
     }
 

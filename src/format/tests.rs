@@ -255,29 +255,31 @@ fn parallel_probes_agree() {
 #[test]
 fn identical_bytes_for_any_thread_count() {
     let dir = TempDir::new("det");
-    let data: Vec<Vec<u16>> = [50_000usize, 33_333]
+    let data: Vec<Vec<u16>> = [50_000usize, 33_333, 7]
         .iter()
         .map(|&n| runs(n, n as u64, 300))
         .collect();
     let refs: Vec<&[u16]> = data.iter().map(|s| s.as_slice()).collect();
-    let opts = WriteOptions {
+    let zstd = WriteOptions {
         compression: Compression::Zstd,
         level: 5,
         values_per_block: 512,
     };
-    let mut files = Vec::new();
-    for threads in [1, 4, 3] {
-        let path = dir.join(&format!("t{threads}.dtz"));
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| write_table(&path, &meta(Metric::Dtz), Sections::U16(&refs), &opts))
-            .unwrap();
-        files.push(fs::read(&path).unwrap());
+    for opts in [zstd, WriteOptions::pairs()] {
+        let mut files = Vec::new();
+        for threads in [1, 4, 3] {
+            let path = dir.join(&format!("t{threads}.dtz"));
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            pool.install(|| write_table(&path, &meta(Metric::Dtz), Sections::U16(&refs), &opts))
+                .unwrap();
+            files.push(fs::read(&path).unwrap());
+        }
+        assert_eq!(files[0], files[1], "{:?}", opts.compression);
+        assert_eq!(files[0], files[2], "{:?}", opts.compression);
     }
-    assert_eq!(files[0], files[1]);
-    assert_eq!(files[0], files[2]);
 }
 
 #[test]
@@ -765,36 +767,6 @@ fn pairs_round_trip_u8_and_u16() {
         assert_eq!(t.decode_section(s).unwrap(), r);
     }
     assert_eq!(FixedHeader::decode(&fs::read(&path).unwrap()).version, 3);
-}
-
-#[test]
-fn pairs_identical_bytes_for_any_thread_count() {
-    let dir = TempDir::new("pdet");
-    let data: Vec<Vec<u16>> = [50_000usize, 33_333, 7]
-        .iter()
-        .map(|&n| runs(n, n as u64, 300))
-        .collect();
-    let refs: Vec<&[u16]> = data.iter().map(|s| s.as_slice()).collect();
-    let mut files = Vec::new();
-    for threads in [1, 4, 3] {
-        let path = dir.join(&format!("t{threads}.dtz"));
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool.install(|| {
-            write_table(
-                &path,
-                &meta(Metric::Dtz),
-                Sections::U16(&refs),
-                &WriteOptions::pairs(),
-            )
-        })
-        .unwrap();
-        files.push(fs::read(&path).unwrap());
-    }
-    assert_eq!(files[0], files[1]);
-    assert_eq!(files[0], files[2]);
 }
 
 #[test]

@@ -213,21 +213,12 @@ pub fn encode_table(
             format!("zstd level {} not supported", opts.level),
         ));
     }
-    let len32 = |what: &str, n: usize| {
-        u32::try_from(n).map_err(|_| FormatError::invalid(path, format!("{what} too long")))
-    };
     let width = sections.value_width();
-    let mut fixed = FixedHeader::new();
+    let mut fixed = header_start(path, meta, &sections)?;
     fixed.version = VERSION_ZSTD;
-    fixed.metric = meta.metric.to_byte();
-    fixed.value_width = width;
     fixed.compression = COMPRESSION_ZSTD;
     fixed.level = opts.level.clamp(i8::MIN.into(), i8::MAX.into()) as i8;
     fixed.values_per_block = vpb;
-    fixed.section_count = len32("section list", sections.count())?;
-    fixed.material_len = len32("material", meta.material.len())?;
-    fixed.index_params_len = len32("index parameters", meta.index_params.len())?;
-    fixed.encoding_len = len32("encoding", meta.encoding.len())?;
 
     // One job per block: (section, first value, end value). Blocks never span sections.
     let mut jobs = Vec::new();
