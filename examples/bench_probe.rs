@@ -16,10 +16,10 @@
 //! `scripts/bench-probe.sh` runs it.
 
 use antitb::format::ReadOptions;
-use antitb::index::Index;
-use antitb::material::Material;
 use antitb::probe::Tablebase;
 use antitb::rules::{Color, Position, Role};
+use antitb::table::Index;
+use antitb::table::Material;
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, FromSetup, Setup};
 use std::hint::black_box;

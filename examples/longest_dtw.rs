@@ -5,9 +5,9 @@
 //! Usage: `cargo run --release --example longest_dtw -- DIR`
 
 use antitb::format::ReadOptions;
-use antitb::index::Index;
-use antitb::material::Material;
 use antitb::store::{FileKind, StoredTable, file_name};
+use antitb::table::Index;
+use antitb::table::Material;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -8,15 +8,16 @@
 //! (what a probe that misses the block cache pays).
 //!
 //! Usage: `cargo run --release --example size_lab -- DIR MATERIAL... [--syzygy DIR]`
-//! (for example `/tmp/tb4 KRvKN KPvKP BBvNN KQvRB`). The defaults of `src/store.rs` were
+//! (for example `/tmp/tb4 KRvKN KPvKP BBvNN KQvRB`). The defaults of `src/store/` were
 //! chosen with it.
 
+use antitb::build::DecodedTables;
 use antitb::format::{Compression, ReadOptions, TableFile, WriteOptions};
 use antitb::r#gen::generate;
-use antitb::material::Material;
-use antitb::probe::{DecodedTables, Tablebase};
+use antitb::probe::Tablebase;
 use antitb::store::{FileKind, StoreOptions, file_name, write_table};
-use antitb::value::Metric;
+use antitb::table::Material;
+use antitb::table::Metric;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

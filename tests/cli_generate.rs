@@ -491,7 +491,7 @@ fn published_checksums_hold_for_the_three_piece_set() {
     // tables/CHECKSUMS lists every file up to 4 pieces (scripts/checksums.sh); the ≤3-piece files
     // of a fresh build must match it: a change of generator output shows up here.
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tables/CHECKSUMS");
-    let list = antitb::checksums::parse_list(&path).expect("tables/CHECKSUMS is readable");
+    let list = antitb::build::checksums::parse_list(&path).expect("tables/CHECKSUMS is readable");
     assert!(
         list.len() >= 3 * (TABLES_3 + 567),
         "tables/CHECKSUMS lists the ≤4-piece set: {}",
@@ -502,7 +502,7 @@ fn published_checksums_hold_for_the_three_piece_set() {
             .get(name)
             .unwrap_or_else(|| panic!("{name} is not in tables/CHECKSUMS"));
         assert_eq!(
-            &antitb::checksums::sha256_hex(bytes),
+            &antitb::build::checksums::sha256_hex(bytes),
             want,
             "{name} differs from tables/CHECKSUMS: rerun scripts/checksums.sh if the change of output is intended"
         );

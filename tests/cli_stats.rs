@@ -2,9 +2,9 @@
 //! to the stored positions (counted here independently through the library's index), the
 //! longest wins are what a probe says, and nothing is ever generated.
 
-use antitb::index::Index;
-use antitb::material::Material;
 use antitb::probe::Tablebase;
+use antitb::table::Index;
+use antitb::table::Material;
 use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::process::{Command, Output};

@@ -7,11 +7,12 @@
 //!
 //! (Every 2- and 3-piece DTW value is also compared with the naive solver in gen_vs_naive.)
 
-use antitb::r#gen::{MemoryTables, Metric};
-use antitb::index::Index;
-use antitb::material::Material;
+use antitb::r#gen::MemoryTables;
 use antitb::rules::Position;
-use antitb::value::Value;
+use antitb::table::Index;
+use antitb::table::Material;
+use antitb::table::Metric;
+use antitb::table::Value;
 
 fn check(mem: &MemoryTables, m: Material) -> (u64, u64) {
     let index = Index::new(m);

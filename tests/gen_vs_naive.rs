@@ -6,9 +6,10 @@
 
 mod common;
 
-use antitb::r#gen::{MemoryTables, Metric};
-use antitb::material::Material;
+use antitb::r#gen::MemoryTables;
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
+use antitb::table::Material;
+use antitb::table::Metric;
 use common::naive;
 
 fn placements(m: Material, f: &mut impl FnMut(Position)) {

@@ -10,12 +10,13 @@
 
 mod common;
 
-use antitb::r#gen::{MemoryTables, Metric};
-use antitb::index::Index;
-use antitb::material::Material;
+use antitb::r#gen::MemoryTables;
 use antitb::probe::Tablebase;
 use antitb::rules::{Color, Position, Role};
-use antitb::value::Value;
+use antitb::table::Index;
+use antitb::table::Material;
+use antitb::table::Metric;
+use antitb::table::Value;
 use common::syzygy::{DtzTally, Reference, SKIPPED};
 use rayon::prelude::*;
 use shakmaty::{CastlingMode, FromSetup, Setup, variant::Antichess};

@@ -3,9 +3,9 @@
 //! standard input with a bad FEN among good ones, `--line`, and the one-line errors.
 
 use antitb::build::{BuildOptions, build};
-use antitb::material::Material;
 use antitb::probe::{RankBy, Tablebase};
 use antitb::rules::Position;
+use antitb::table::Material;
 use serde_json::Value as Json;
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -15,13 +15,14 @@
 mod common;
 
 use antitb::build::{BuildOptions, build};
-use antitb::r#gen::{MemoryTables, Metric};
-use antitb::index::Index;
-use antitb::material::Material;
+use antitb::r#gen::MemoryTables;
 use antitb::probe::{ProbeError, RankBy, Tablebase};
 use antitb::rules::Position;
 use antitb::store::{FileKind, StoredTable};
-use antitb::value::Value;
+use antitb::table::Index;
+use antitb::table::Material;
+use antitb::table::Metric;
+use antitb::table::Value;
 use common::syzygy::{DtzTally, Reference, SKIPPED};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};

@@ -5,10 +5,11 @@
 //! 2-piece ones (and 3-piece positions with a capture, which the probe resolves into them), so
 //! 3-piece positions must be proven by search and can be compared with the 3-piece tables.
 
-use antitb::r#gen::{MemoryTables, Metric};
-use antitb::material::Material;
+use antitb::r#gen::MemoryTables;
 use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check};
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
+use antitb::table::Material;
+use antitb::table::Metric;
 use std::sync::OnceLock;
 
 /// In-memory tables seen as an oracle holding tables up to `max` pieces.

@@ -11,10 +11,10 @@ mod common;
 
 use antitb::build::{BuildOptions, build};
 use antitb::format::{FormatError, Region, TableFile, WriteOptions};
-use antitb::index::Index;
-use antitb::material::Material;
 use antitb::store::{FileKind, file_name};
-use antitb::value::Value;
+use antitb::table::Index;
+use antitb::table::Material;
+use antitb::table::Value;
 use antitb::verify::{Check, Reading, Report, VerifyError, VerifyOptions, verify_tables};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -1,7 +1,7 @@
 //! `antitb checksums`: print the SHA-256 of every table file of a directory (`sha256sum`
 //! format), or compare them with a published list such as `tables/CHECKSUMS`.
 
-use antitb::checksums::{compare, compute, format_list, parse_list, table_files};
+use antitb::build::checksums::{compare, compute, format_list, parse_list, table_files};
 use std::path::PathBuf;
 
 pub struct ChecksumsArgs {

@@ -2,14 +2,14 @@
 //! follow (a bar on a terminal, one line per table otherwise), a one-screen summary, and a
 //! comparison with the published checksums at the end.
 
+use antitb::build::checksums;
 use antitb::build::{
     BuildEvent, BuildOptions, BuildReport, build, free_disk, human_bytes, physical_memory,
 };
-use antitb::checksums;
-use antitb::material::Material;
 use antitb::store::StoreOptions;
 use antitb::store::file_name;
-use antitb::value::Metric;
+use antitb::table::Material;
+use antitb::table::Metric;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

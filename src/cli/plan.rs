@@ -1,7 +1,7 @@
 //! `antitb plan`: the dependency graph of a request, with estimates, as a Makefile or JSON.
 
-use antitb::material::Material;
-use antitb::plan::plan;
+use antitb::build::plan::plan;
+use antitb::table::Material;
 
 pub struct PlanArgs {
     pub materials: Vec<String>,
@@ -11,7 +11,7 @@ pub struct PlanArgs {
 }
 
 /// Largest piece count a plan accepts (material names are limited to this anyway).
-const MAX_PLAN_PIECES: usize = antitb::material::MAX_PIECES;
+const MAX_PLAN_PIECES: usize = antitb::table::MAX_PIECES;
 
 pub fn run(args: PlanArgs) -> Result<(), String> {
     let mut targets = Vec::new();

@@ -1,9 +1,9 @@
 //! `antitb probe`: who wins, WDL, DTZ, DTW, and every legal move ranked.
 
-use antitb::r#gen::Value;
 use antitb::probe::{RankBy, RankedMove, Tablebase};
 use antitb::rules::notation::san;
 use antitb::rules::{Color, Position};
+use antitb::table::Value;
 use serde_json::json;
 use std::io::BufRead;
 use std::path::PathBuf;

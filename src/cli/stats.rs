@@ -1,9 +1,9 @@
 //! `antitb stats`: counts, histograms and longest wins of a stored table (read, never generated).
 
-use antitb::material::Material;
-use antitb::stats::{
+use antitb::probe::stats::{
     Histogram, Longest, SideStats, StatsOptions, TableStats, WDL_NAMES, table_stats,
 };
+use antitb::table::Material;
 use serde_json::json;
 use std::path::PathBuf;
 

@@ -5,8 +5,8 @@
 //! standard error (a line rewritten in place on a terminal, one line per table otherwise).
 //! Any disagreement or error makes the command fail.
 
-use antitb::material::{MAX_PIECES, Material};
 use antitb::probe::Tablebase;
+use antitb::table::{MAX_PIECES, Material};
 use antitb::verify::{
     Report, TableReport, VerifyEvent, VerifyOptions, check_known, read_known, tables_in,
     verify_tables,

@@ -20,7 +20,7 @@
 //! blocks of 16 384 values at level 15, which take 4.1–4.3 µs to decode cold: 2.31 MB):
 //!
 //! * Block size (`.wdl` / `.dtz`, mean cold read of one value): 64 / 64 B: 2.32 MB, 0.26 µs;
-//!   **128 / 128 B** (`src/store.rs`): 2.27 MB, 0.44 µs; 256 / 128 B: 2.26 MB; 512 / 128 B:
+//!   **128 / 128 B** (`src/store/`): 2.27 MB, 0.44 µs; 256 / 128 B: 2.26 MB; 512 / 128 B:
 //!   2.25 MB, `.wdl` at 1.5 µs. Larger blocks have a smaller size table and less padding, but
 //!   a probe decodes half a block on average: on the whole ≤4-piece set 512-byte `.wdl` blocks
 //!   saved 3.4 % and cost 60 % of the WDL probe rate and 75 % of the DTZ rate.
@@ -35,7 +35,7 @@
 //!   the pairs at least 1/2, **1/4** or 1/8 as common as the commonest: within 0.5 %; all
 //!   non-overlapping pairs at once: +7 %.
 //! * How don't-care slots are filled matters more than any of these: see `Fill` in
-//!   `src/store.rs` (−7.6 % `.wdl`, −8.4 % `.dtz`).
+//!   `src/store/` (−7.6 % `.wdl`, −8.4 % `.dtz`).
 
 /// Default bytes per block. Every block of a section is exactly its file's block size long
 /// (padded with zero bits); sizes are powers of two from [`MIN_BLOCK_BYTES`] to

@@ -1,8 +1,8 @@
 //! Tables kept in memory: the [`TableSource`] of tests and of one-shot generation runs.
 
-use super::{GenError, Metric, Table, TableSource, Value, generate, resolve};
-use crate::material::{Material, MaterialHasher};
+use super::{GenError, TableSource, generate};
 use crate::rules::Position;
+use crate::table::{Material, MaterialHasher, Metric, Table, Value, resolve};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 

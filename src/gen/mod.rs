@@ -29,13 +29,11 @@
 mod memory;
 mod solve;
 
-pub use crate::value::{MAX_DISTANCE, Metric, Value, resolve};
 pub use memory::MemoryTables;
 pub use solve::{Progress, generate};
 
-use crate::index::Index;
-use crate::material::Material;
 use crate::rules::Position;
+use crate::table::{Material, Metric, Value};
 use std::fmt;
 
 /// Why a table could not be generated.
@@ -64,35 +62,4 @@ pub trait TableSource: Sync {
     /// The stored value in `metric` of a position of another table: the side to move has no
     /// capture, and there is no en-passant square.
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError>;
-}
-
-/// One generated table in memory: a value code per slot and side to move.
-#[derive(Clone)]
-pub struct Table {
-    pub index: Index,
-    pub metric: Metric,
-    /// `values[side][slot]`; side 0 = White (canonical orientation) to move.
-    pub values: [Vec<u16>; 2],
-    /// `quiet[side]`: one bit per slot, set for valid positions whose side to move has no
-    /// capture — the positions a table file must store (the others are resolved by search).
-    pub quiet: [Vec<u64>; 2],
-}
-
-impl Table {
-    pub fn material(&self) -> Material {
-        self.index.material()
-    }
-
-    /// Is slot `idx` of `side` a valid quiet position (one that files store)?
-    #[inline]
-    pub fn is_quiet(&self, side: usize, idx: u64) -> bool {
-        self.quiet[side][(idx / 64) as usize] >> (idx % 64) & 1 != 0
-    }
-
-    /// The stored value of a position of this table (ignores en passant; the position need not
-    /// be quiet, capture positions are stored too while in memory).
-    pub fn stored(&self, pos: &Position) -> Option<Value> {
-        let (side, idx) = self.index.encode(pos)?;
-        Value::from_code(self.values[side][idx as usize])
-    }
 }

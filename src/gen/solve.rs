@@ -1,11 +1,11 @@
 //! The solver proper: phases 1–4 of the module doc, for one table and one metric.
 
-use super::{GenError, MAX_DISTANCE, Metric, Table, TableSource, Value, resolve};
-use crate::index::{Index, transform_square};
-use crate::material::Material;
+use super::{GenError, TableSource};
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Board, Color, MoveList, Position, Role, Square};
-use crate::value::PENDING;
+use crate::table::{
+    Index, MAX_DISTANCE, Material, Metric, PENDING, Table, Value, resolve, transform_square,
+};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -572,11 +572,10 @@ impl Solver<'_> {
     fn levels(&self, chunks: &[Range<u64>], report: &(dyn Fn(u32) + Sync)) -> Result<(), GenError> {
         let mut n: u32 = 1;
         while n <= self.max_level.load(Relaxed) + 1 {
-            if n > u32::from(super::MAX_DISTANCE) {
+            if n > u32::from(MAX_DISTANCE) {
                 return Err(GenError::Source(format!(
                     "{}: distance beyond {}",
-                    self.material,
-                    super::MAX_DISTANCE
+                    self.material, MAX_DISTANCE
                 )));
             }
             let (events, pending, keep_next) = {

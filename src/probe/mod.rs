@@ -8,16 +8,12 @@
 //! the side to move a `.dtz` file does not store, it makes one ply of search over the stored
 //! side, which gives the same exact value (SPEC.md §2).
 
-mod decoded;
-
-pub use decoded::DecodedTables;
+pub mod stats;
 
 use crate::format::ReadOptions;
-use crate::r#gen::{GenError, TableSource};
-use crate::material::Material;
 use crate::rules::{Move, Position};
 use crate::store::{FileKind, StoreError, StoredTable, file_name, value_of_distance};
-use crate::value::{Metric, Value, resolve};
+use crate::table::{Material, Metric, Value, resolve};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -212,7 +208,7 @@ impl Tablebase {
 
     /// The value of a quiet position read from the files of `kind`: a representative of its
     /// WDL class for [`FileKind::Wdl`], the exact value for the others.
-    fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
+    pub(crate) fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
         let m = Material::of_position(pos);
         if kind == FileKind::Wdl {
             return Ok(wdl_value(self.lookup_wdl(pos)?));
@@ -270,21 +266,7 @@ impl Tablebase {
         metric: Metric,
         kind: FileKind,
     ) -> Result<Value, ProbeError> {
-        let mut err = None;
-        let r = resolve(pos, metric, &mut |p: &Position| {
-            self.lookup(p, kind).map_err(|e| {
-                err = Some(e);
-                GenError::Source(String::new())
-            })
-        });
-        match (r, err) {
-            (Ok(v), _) => Ok(v),
-            (Err(_), Some(e)) => Err(e),
-            (Err(e), None) => Err(ProbeError::Store(StoreError::Mismatch {
-                path: PathBuf::new(),
-                what: e.to_string(),
-            })),
-        }
+        resolve(pos, metric, &mut |p: &Position| self.lookup(p, kind))
     }
 
     /// WDL under the 50-move rule, from the side to move's view (only `.wdl` files are read).
@@ -394,28 +376,12 @@ fn dtz_key(r: &RankedMove) -> (i8, bool, i32) {
 }
 
 /// A representative value of a WDL class (only its class is used by a WDL probe).
-fn wdl_value(wdl: i8) -> Value {
+pub(crate) fn wdl_value(wdl: i8) -> Value {
     match wdl {
         2 => Value::win(1),
         1 => Value::win(101),
         0 => Value::DRAW,
         -1 => Value::loss(101),
         _ => Value::loss(1),
-    }
-}
-
-impl TableSource for Tablebase {
-    /// For `Metric::Dtz` only the WDL class matters (zeroing moves score by WDL), so the small
-    /// `.wdl` file is read; `Metric::Dtw` reads `.dtw` files.
-    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
-        let kind = if metric == Metric::Dtz {
-            FileKind::Wdl
-        } else {
-            FileKind::Dtw
-        };
-        self.lookup(pos, kind).map_err(|e| match e {
-            ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
-            e => GenError::Source(e.to_string()),
-        })
     }
 }

@@ -5,10 +5,10 @@ use super::tables::{TableSet, View, ViewTable, Want, decode, read_by};
 use super::{
     Check, Disagreement, Reading, Report, TableReport, VerifyError, VerifyEvent, VerifyOptions,
 };
-use crate::material::Material;
 use crate::rules::{Move, MoveList, Position};
 use crate::store::{FileKind, StoredTable};
-use crate::value::{Metric, Value, resolve};
+use crate::table::Material;
+use crate::table::{Metric, Value, resolve};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;

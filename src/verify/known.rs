@@ -8,7 +8,7 @@
 use super::VerifyError;
 use crate::probe::Tablebase;
 use crate::rules::Position;
-use crate::value::Value;
+use crate::table::Value;
 use std::fmt;
 use std::path::Path;
 

@@ -10,7 +10,7 @@
 //! * no legal move: `W(0)` (the side to move is stalemated and wins);
 //! * a zeroing move (a pawn move: push, double push, promotion to any piece including the king)
 //!   scores from the child's WDL: the child is valued by a capture search (en passant included,
-//!   [`crate::value::resolve`]) whose leaves are the stored WDL of quiet positions, in this
+//!   [`crate::table::resolve`]) whose leaves are the stored WDL of quiet positions, in this
 //!   table or a smaller or promoted one;
 //! * a non-zeroing move scores from the child's stored DTZ (`L(k)` → `W(k+1)`, …), or, if the
 //!   opponent must capture there, from the capture search;
@@ -29,7 +29,7 @@
 //!
 //! This module never uses the generator ([`crate::gen`]): it reads the files through
 //! [`crate::store`], moves with [`crate::rules`], and values captures with
-//! [`crate::value::resolve`], so one bug cannot hide in both.
+//! [`crate::table::resolve`], so one bug cannot hide in both.
 //!
 //! # Cost
 //!
@@ -48,10 +48,10 @@ pub use consistency::verify_tables;
 pub use known::{KnownMismatch, KnownReport, KnownRow, check_known, parse_known, read_known};
 pub use tables::tables_in;
 
-use crate::material::Material;
 use crate::rules::Position;
 use crate::store::{FileKind, StoreError};
-use crate::value::Value;
+use crate::table::Material;
+use crate::table::Value;
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -2,7 +2,7 @@
 //! `syzygy`; a build with it is GPL-3.0-or-later, the licence of shakmaty-syzygy).
 //!
 //! Every valid slot of a table, both sides to move, is valued from our files (the stored DTZ of
-//! a quiet position, the capture search of [`crate::value::resolve`] otherwise) and probed in
+//! a quiet position, the capture search of [`crate::table::resolve`] otherwise) and probed in
 //! the Syzygy tables with the halfmove clock at 0. WDL must be equal. A Syzygy DTZ `p` is
 //! compared with our exact DTZ `d` by [`classify_dtz`], after reference/SYZYGY_NOTES.md §5 and
 //! §8: equal; rounded down by one ply (inexact sub-tables, and cursed values, which Syzygy
@@ -13,9 +13,9 @@
 use super::consistency::dtz_view;
 use super::tables::{TableSet, View, Want};
 use super::{VerifyError, VerifyEvent};
-use crate::material::Material;
 use crate::rules::{Color, Position, Role};
-use crate::value::{Metric, resolve};
+use crate::table::Material;
+use crate::table::{Metric, resolve};
 use rayon::prelude::*;
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, FromSetup, Setup};

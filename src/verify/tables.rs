@@ -9,11 +9,11 @@
 
 use super::VerifyError;
 use crate::format::ReadOptions;
-use crate::index::Index;
-use crate::material::Material;
 use crate::rules::{Board, Color, Piece, Position, Role};
 use crate::store::{FileKind, StoredTable, file_name};
-use crate::value::Value;
+use crate::table::Index;
+use crate::table::Material;
+use crate::table::Value;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};

@@ -1,6 +1,6 @@
 //! A deliberately naive antichess solver: the oracle the retrograde generator is checked against.
 //!
-//! It shares nothing with `antitb::gen` or `antitb::index` — only the rules core (move generation)
+//! It shares nothing with `antitb::gen` or `antitb::table` — only the rules core (move generation)
 //! is used. Every table is solved for one *exact* material (White's pieces and Black's pieces as
 //! given, no colour swap, no board symmetry), over every placement of the pieces on distinct
 //! squares (pawns on ranks 2–7; identical pieces in ascending square order), both sides to move,

@@ -70,7 +70,7 @@ pub fn is_table_file(name: &str) -> bool {
         return false;
     };
     matches!(ext, "wdl" | "dtz" | "dtw")
-        && crate::material::Material::parse(stem).is_ok_and(|m| m.to_string() == stem)
+        && crate::table::Material::parse(stem).is_ok_and(|m| m.to_string() == stem)
 }
 
 /// The table files in `dir`, by name.

@@ -10,12 +10,10 @@
 //! the same one-ply search a probe makes, which reads the tables this one depends on (from the
 //! directory and [`StatsOptions::extra_dirs`]).
 
+use super::{ProbeError, Tablebase};
 use crate::format::ReadOptions;
-use crate::index::Index;
-use crate::material::Material;
-use crate::probe::{ProbeError, Tablebase};
 use crate::store::{FileKind, StoreError, StoredTable, file_name};
-use crate::value::Value;
+use crate::table::{Index, Material, Value};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,9 +8,9 @@
 //! table ([`Estimate::work`]); a table's solver and writer use every core given, so divide by
 //! the threads of a job. Memory is [`Estimate::memory`] (see [`crate::build::estimate`]).
 
-use crate::build::{Estimate, estimate_with, human_bytes};
-use crate::material::Material;
+use super::{Estimate, estimate_with, human_bytes};
 use crate::store::{FileKind, file_name};
+use crate::table::Material;
 use serde_json::json;
 use std::collections::HashMap;
 

@@ -1,17 +1,16 @@
-//! Whole tables decoded into memory: the generator's source of smaller tables.
+//! The generator's source of smaller tables during a build: stored files, read through a
+//! [`Tablebase`], and whole tables decoded into memory.
 //!
 //! The generator looks up millions of positions in the tables it depends on, with no locality
 //! a block cache could exploit well. Tables up to [`DecodedTables::MAX_SLOTS`] slots per side are
 //! therefore decoded once, whole (1 byte per slot for WDL, 2 for DTW), the first time they are
 //! needed; larger ones are read through their files' block caches.
 
-use super::Tablebase;
 use crate::r#gen::{GenError, TableSource};
-use crate::index::Index;
-use crate::material::{Material, MaterialHasher};
+use crate::probe::{ProbeError, Tablebase, wdl_value};
 use crate::rules::Position;
 use crate::store::{FileKind, StoredTable};
-use crate::value::{Metric, Value};
+use crate::table::{Index, Material, MaterialHasher, Metric, Value};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, RwLock};
@@ -69,9 +68,7 @@ impl<'a> DecodedTables<'a> {
         }
         let open = |kind| {
             self.tb.table(key.0, kind).map_err(|e| match e {
-                super::ProbeError::MissingTable { material, .. } => {
-                    GenError::MissingTable(material)
-                }
+                ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
                 e => GenError::Source(e.to_string()),
             })
         };
@@ -129,12 +126,28 @@ impl TableSource for DecodedTables<'_> {
                 let (side, idx) = d.index.encode(pos).expect("material matches its table");
                 let raw = d.sides[side][idx as usize];
                 Ok(if kind == FileKind::Wdl {
-                    super::wdl_value(raw as i8 - 2)
+                    wdl_value(raw as i8 - 2)
                 } else {
                     Value(raw)
                 })
             }
             None => self.tb.stored_value(pos, metric),
         }
+    }
+}
+
+impl TableSource for Tablebase {
+    /// For `Metric::Dtz` only the WDL class matters (zeroing moves score by WDL), so the small
+    /// `.wdl` file is read; `Metric::Dtw` reads `.dtw` files.
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
+        let kind = if metric == Metric::Dtz {
+            FileKind::Wdl
+        } else {
+            FileKind::Dtw
+        };
+        self.lookup(pos, kind).map_err(|e| match e {
+            ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
+            e => GenError::Source(e.to_string()),
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! The files of one table: what each stores and how values are mapped to symbols.
 //!
 //! A material `M` has up to three files, each a [`crate::format`] file indexed by
-//! [`crate::index`] (sections: one per stored side to move, in the canonical orientation):
+//! [`crate::table`] (sections: one per stored side to move, in the canonical orientation):
 //!
 //! | file      | sections        | values                                                    |
 //! |-----------|-----------------|-----------------------------------------------------------|
@@ -34,10 +34,7 @@
 use crate::format::{
     self, Compression, FormatError, Sections, TableFile, TableMeta, WriteOptions, WriteStats,
 };
-use crate::r#gen::Table;
-use crate::index::Index;
-use crate::material::Material;
-use crate::value::{Metric, Value};
+use crate::table::{Index, Material, Metric, Table, Value};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -409,7 +406,7 @@ impl StoredTable {
                     .chunks_exact(2)
                     .map(|c| u16::from_le_bytes([c[0], c[1]]))
                     .collect();
-                if d.iter().any(|&x| x > crate::value::MAX_DISTANCE) {
+                if d.iter().any(|&x| x > crate::table::MAX_DISTANCE) {
                     return Err(mismatch("bad value map".to_string()));
                 }
                 (e[0], d)

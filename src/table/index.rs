@@ -27,8 +27,8 @@
 //! orientation). A position whose material is the colour swap of the table's is flipped upside
 //! down and colour-swapped first. Symmetric materials store both sides.
 
-use crate::material::Material;
 use crate::rules::{Bitboard, Board, Color, Piece, Position, Role, Square};
+use crate::table::Material;
 
 /// The 10 squares of the a1–d1–d4 triangle.
 const TRIANGLE: [u8; 10] = [0, 1, 2, 3, 9, 10, 11, 18, 19, 27];

@@ -1,0 +1,18 @@
+//! What a table is, before any file or solver: material signatures, the position ↔ index map,
+//! the value of a position, the capture search that values any position from the quiet ones,
+//! and one table's values held in memory. Pure: no I/O, no threads.
+//!
+//! Every layer above uses these: the solver ([`crate::gen`]) fills a [`Table`], the file layer
+//! ([`crate::store`]) writes and reads one, the prober and the verifier value positions with
+//! [`resolve`].
+
+pub mod index;
+pub mod material;
+mod memory;
+pub mod value;
+
+pub use index::{Index, transform_square};
+pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
+pub use memory::Table;
+pub(crate) use value::PENDING;
+pub use value::{MAX_DISTANCE, Metric, Value, resolve};
