@@ -18,8 +18,7 @@
 use antitb::format::ReadOptions;
 use antitb::probe::Tablebase;
 use antitb::rules::{Color, Position, Role};
-use antitb::table::Index;
-use antitb::table::Material;
+use antitb::table::{Index, Material};
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, FromSetup, Setup};
 use std::hint::black_box;
@@ -286,7 +285,7 @@ fn main() {
     let mut wdl_mismatch = 0;
     let mut dtz_sign_mismatch = 0;
     for i in 0..n {
-        if let (Some(a), Some(b)) = (ours_wdl[i], their_wdl[i]) {
+        if let (Some(a), Some(b)) = (ours_wdl[i].map(|w| w.to_i8()), their_wdl[i]) {
             if a != b {
                 if wdl_mismatch < 5 {
                     println!("  WDL differs: {} antitb {a} syzygy {b}", ours[i]);

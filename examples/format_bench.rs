@@ -14,9 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use antitb::format::{
-    Metric, ReadOptions, Sections, TableFile, TableMeta, WriteOptions, write_table,
-};
+use antitb::format::{ReadOptions, Sections, TableFile, TableMeta, WriteOptions, write_table};
+use antitb::table::Metric;
 
 struct Rng(u64);
 

@@ -5,14 +5,13 @@
 //! Usage: `cargo run --release --example longest_dtw -- DIR`
 
 use antitb::format::ReadOptions;
-use antitb::store::{FileKind, StoredTable, file_name};
-use antitb::table::Index;
-use antitb::table::Material;
+use antitb::store::{StoredTable, file_name};
+use antitb::table::{Index, Material, Metric};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-fn open(dir: &Path, m: Material, kind: FileKind) -> StoredTable {
+fn open(dir: &Path, m: Material, kind: Metric) -> StoredTable {
     let path = dir.join(file_name(m, kind));
     StoredTable::open(&path, m, kind, &ReadOptions { cache_blocks: 0 })
         .unwrap_or_else(|e| panic!("{e}"))
@@ -32,12 +31,12 @@ fn main() {
     // piece count -> (plies, fen, material)
     let mut best: BTreeMap<usize, (u16, String, Material)> = BTreeMap::new();
     for m in tables {
-        let wdl = open(&dir, m, FileKind::Wdl);
-        let dtw = open(&dir, m, FileKind::Dtw);
+        let wdl = open(&dir, m, Metric::Wdl);
+        let dtw = open(&dir, m, Metric::Dtw);
         let index = Index::new(m);
         for side in 0..2 {
-            let w = wdl.decode_side(side).expect("decode");
-            let d = dtw.decode_values(side, |i| w[i] as i8 - 2).expect("decode");
+            let w = wdl.decode_wdl(side).expect("decode");
+            let d = dtw.decode_values(side, |i| w[i]).expect("decode");
             let top = (0..index.size())
                 .into_par_iter()
                 .filter(|&i| d[i as usize].is_win())

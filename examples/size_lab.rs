@@ -15,9 +15,8 @@ use antitb::build::DecodedTables;
 use antitb::format::{Compression, ReadOptions, TableFile, WriteOptions};
 use antitb::r#gen::generate;
 use antitb::probe::Tablebase;
-use antitb::store::{FileKind, StoreOptions, file_name, write_table};
-use antitb::table::Material;
-use antitb::table::Metric;
+use antitb::store::{StoreOptions, file_name, write_table};
+use antitb::table::{Material, Metric};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -101,8 +100,8 @@ fn main() {
             let t = Instant::now();
             write_table(&scratch, &table, o).expect("write");
             let secs = t.elapsed().as_secs_f64();
-            let wdl = scratch.join(file_name(m, FileKind::Wdl));
-            let dtz = scratch.join(file_name(m, FileKind::Dtz));
+            let wdl = scratch.join(file_name(m, Metric::Wdl));
+            let dtz = scratch.join(file_name(m, Metric::Dtz));
             let (w, z) = (size(wdl.clone()), size(dtz.clone()));
             let (dw, dz) = (decode_ns(&wdl), decode_ns(&dtz));
             println!(

@@ -16,3 +16,7 @@ pub mod rules;
 pub mod store;
 pub mod table;
 pub mod verify;
+
+mod error;
+
+pub use error::Error;

@@ -3,8 +3,7 @@
 //! longest wins are what a probe says, and nothing is ever generated.
 
 use antitb::probe::Tablebase;
-use antitb::table::Index;
-use antitb::table::Material;
+use antitb::table::{Index, Material};
 use serde_json::Value as Json;
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -132,9 +131,9 @@ fn stats_json_adds_up() {
                     .parse()
                     .expect("example FEN parses");
                 let v = if metric == "dtz" {
-                    tb.probe_dtz(&pos).unwrap()
+                    tb.probe_dtz(&pos).unwrap().value()
                 } else {
-                    tb.probe_dtw(&pos).unwrap()
+                    tb.probe_dtw(&pos).unwrap().value()
                 };
                 assert!(v.is_win(), "{name} {metric} {l}");
                 assert_eq!(

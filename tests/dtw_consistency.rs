@@ -9,10 +9,7 @@
 
 use antitb::r#gen::MemoryTables;
 use antitb::rules::Position;
-use antitb::table::Index;
-use antitb::table::Material;
-use antitb::table::Metric;
-use antitb::table::Value;
+use antitb::table::{Index, Material, Metric, Value};
 
 fn check(mem: &MemoryTables, m: Material) -> (u64, u64) {
     let index = Index::new(m);
@@ -31,8 +28,8 @@ fn check(mem: &MemoryTables, m: Material) -> (u64, u64) {
             checked += 1;
             let v = mem.probe(&pos, Metric::Dtw).unwrap();
             let z = mem.probe(&pos, Metric::Dtz).unwrap();
-            if v.is_win() != (z.wdl() > 0) || v.is_loss() != (z.wdl() < 0) {
-                fail(&pos, format!("DTW {v:?} but WDL {}", z.wdl()));
+            if v.is_win() != z.wdl().is_win() || v.is_loss() != z.wdl().is_loss() {
+                fail(&pos, format!("DTW {v:?} but WDL {:?}", z.wdl()));
             }
             let moves = pos.legal_moves();
             if moves.is_empty() {

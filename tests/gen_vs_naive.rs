@@ -8,8 +8,7 @@ mod common;
 
 use antitb::r#gen::MemoryTables;
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
-use antitb::table::Material;
-use antitb::table::Metric;
+use antitb::table::{Material, Metric};
 use common::naive;
 
 fn placements(m: Material, f: &mut impl FnMut(Position)) {
@@ -55,7 +54,7 @@ fn generator_equals_naive_solver_up_to_3_pieces() {
                 let dtz = mem.probe(&pos, Metric::Dtz).unwrap();
                 let dtw = mem.probe(&pos, Metric::Dtw).unwrap();
                 let ours = (
-                    dtz.wdl(),
+                    dtz.wdl().to_i8(),
                     dtz.signed(),
                     if dtw.is_draw() {
                         None

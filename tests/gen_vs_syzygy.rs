@@ -13,10 +13,7 @@ mod common;
 use antitb::r#gen::MemoryTables;
 use antitb::probe::Tablebase;
 use antitb::rules::{Color, Position, Role};
-use antitb::table::Index;
-use antitb::table::Material;
-use antitb::table::Metric;
-use antitb::table::Value;
+use antitb::table::{Index, Material, Metric, Value};
 use common::syzygy::{DtzTally, Reference, SKIPPED};
 use rayon::prelude::*;
 use shakmaty::{CastlingMode, FromSetup, Setup, variant::Antichess};
@@ -89,20 +86,20 @@ fn compare(
                         continue;
                     };
                     let v = ours(&pos);
+                    let v_wdl = v.wdl().to_i8();
                     let sp = to_shakmaty(&pos);
                     let wdl = tb.probe_wdl_after_zeroing(&sp).expect("reference probe") as i8;
                     local.positions += 1;
-                    if wdl != v.wdl() {
+                    if wdl != v_wdl {
                         local.wdl_mismatches += 1;
                         if local.wdl_mismatches <= 5 {
                             eprintln!(
-                                "WDL mismatch {material} {pos}: ours {v:?} (wdl {}), syzygy {wdl}",
-                                v.wdl()
+                                "WDL mismatch {material} {pos}: ours {v:?} (wdl {v_wdl}), syzygy {wdl}"
                             );
                         }
                         continue;
                     }
-                    if v.wdl() == 0 {
+                    if v_wdl == 0 {
                         continue;
                     }
                     let p = tb
@@ -111,9 +108,9 @@ fn compare(
                         .ignore_rounding()
                         .0;
                     let class = r
-                        .classify(v.signed(), v.wdl(), p, &pos)
+                        .classify(v.signed(), v_wdl, p, &pos)
                         .expect("reference probe");
-                    local.tally.add(class, &pos, v.wdl(), v.signed(), p);
+                    local.tally.add(class, &pos, v_wdl, v.signed(), p);
                 }
             }
             let mut o = out.lock().unwrap();
@@ -190,5 +187,5 @@ fn full_4_piece_comparison() {
         .unwrap_or(1);
     let tb = Tablebase::open(&[dir]).expect("table directory");
     let all: Vec<Material> = (2..=4).flat_map(Material::all_with_pieces).collect();
-    run(&all, stride, &|p| tb.probe_dtz(p).unwrap());
+    run(&all, stride, &|p| tb.probe_dtz(p).unwrap().value());
 }

@@ -198,10 +198,9 @@ fn json_has_the_promised_fields() {
         let p = pos(fen);
         let v = tb.probe_dtz(&p).expect("probe");
         assert_eq!(o["fen"].as_str().map(pos), Some(p), "{o}");
-        assert_eq!(o["wdl"].as_i64(), Some(v.wdl() as i64), "{o}");
+        assert_eq!(o["wdl"].as_i64(), Some(v.wdl().to_i8() as i64), "{o}");
         assert_eq!(o["dtz"].as_i64(), Some(v.signed() as i64), "{o}");
-        let category =
-            ["loss", "blessed-loss", "draw", "cursed-win", "win"][(v.wdl() + 2) as usize];
+        let category = ["loss", "blessed-loss", "draw", "cursed-win", "win"][v.wdl().index()];
         assert_eq!(o["category"].as_str(), Some(category), "{o}");
         let moves = o["moves"].as_array().expect("moves array");
         let uci: Vec<String> = moves

@@ -18,11 +18,8 @@ use antitb::build::{BuildOptions, build};
 use antitb::r#gen::MemoryTables;
 use antitb::probe::{ProbeError, RankBy, Tablebase};
 use antitb::rules::Position;
-use antitb::store::{FileKind, StoredTable};
-use antitb::table::Index;
-use antitb::table::Material;
-use antitb::table::Metric;
-use antitb::table::Value;
+use antitb::store::StoredTable;
+use antitb::table::{Index, Material, Metric, Value, Wdl};
 use common::syzygy::{DtzTally, Reference, SKIPPED};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -195,7 +192,7 @@ fn every_slot_up_to_3_pieces_matches_memory() {
                 }
                 for (what, q) in [("", p), (" (colour-swapped)", p.swap_colors())] {
                     match tb.probe_dtz(&q) {
-                        Ok(v) if v == want => {}
+                        Ok(v) if v.value() == want => {}
                         Ok(v) => {
                             report(format!("{mat} {q}{what}: file DTZ {v:?}, memory {want:?}"))
                         }
@@ -204,7 +201,7 @@ fn every_slot_up_to_3_pieces_matches_memory() {
                     match tb.probe_wdl(&q) {
                         Ok(w) if w == want.wdl() => {}
                         Ok(w) => report(format!(
-                            "{mat} {q}{what}: file WDL {w}, memory {want:?} (WDL {})",
+                            "{mat} {q}{what}: file WDL {w:?}, memory {want:?} (WDL {:?})",
                             want.wdl()
                         )),
                         Err(e) => report(format!("{mat} {q}{what}: WDL probe failed: {e}")),
@@ -244,18 +241,29 @@ fn known_positions_through_the_files() {
         let dtz: i32 = f.next().unwrap().trim().parse().expect("dtz column");
         let wdl: i8 = f.next().unwrap().trim().parse().expect("wdl column");
         let p = pos(f.next().expect("fen column"));
-        let v = tb.probe_dtz(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
-        assert_eq!((v.wdl(), v.signed()), (wdl, dtz), "{p}: DTZ probe {v:?}");
-        assert_eq!(tb.probe_wdl(&p).expect("WDL probe"), wdl, "{p}: WDL probe");
+        let v = tb
+            .probe_dtz(&p)
+            .unwrap_or_else(|e| panic!("{p}: {e}"))
+            .value();
+        assert_eq!(
+            (v.wdl().to_i8(), v.signed()),
+            (wdl, dtz),
+            "{p}: DTZ probe {v:?}"
+        );
+        assert_eq!(
+            tb.probe_wdl(&p).expect("WDL probe").to_i8(),
+            wdl,
+            "{p}: WDL probe"
+        );
         let swapped = p.swap_colors();
         assert_eq!(
-            tb.probe_dtz(&swapped).expect("probe"),
+            tb.probe_dtz(&swapped).expect("probe").value(),
             v,
             "{swapped} (colour-swapped {p})"
         );
         let full = tb.probe(&p).expect("probe");
         assert_eq!(
-            (full.wdl, full.dtz, full.dtw),
+            (full.wdl.to_i8(), full.dtz.value(), full.dtw),
             (wdl, v, None),
             "{p}: probe()"
         );
@@ -266,7 +274,7 @@ fn known_positions_through_the_files() {
 
 /// The score of `mv` for the mover from the probed child (SPEC.md §2).
 fn score_from_child(tb: &Tablebase, p: &Position, mv: &antitb::rules::Move) -> Value {
-    let child = tb.probe_dtz(&p.after(mv)).expect("probe child");
+    let child = tb.probe_dtz(&p.after(mv)).expect("probe child").value();
     if mv.is_zeroing() {
         Metric::Dtz.zeroing(child)
     } else {
@@ -313,7 +321,7 @@ fn check_ranking(tb: &Tablebase, mem: Option<&MemoryTables>, p: &Position) -> us
     for r in &ranked {
         let want = score_from_child(tb, p, &r.mv);
         assert_eq!(
-            r.dtz,
+            r.dtz.value(),
             want,
             "{p}: {} scores {:?}, child gives {want:?}",
             r.mv.uci(),
@@ -330,7 +338,7 @@ fn check_ranking(tb: &Tablebase, mem: Option<&MemoryTables>, p: &Position) -> us
                 child.after_move()
             };
             assert_eq!(
-                r.dtz,
+                r.dtz.value(),
                 want,
                 "{p}: {} against the in-memory child",
                 r.mv.uci()
@@ -340,7 +348,12 @@ fn check_ranking(tb: &Tablebase, mem: Option<&MemoryTables>, p: &Position) -> us
     for w in ranked.windows(2) {
         let (a, b) = (&w[0], &w[1]);
         assert!(
-            ordered(a.dtz, a.mv.is_zeroing(), b.dtz, b.mv.is_zeroing()),
+            ordered(
+                a.dtz.value(),
+                a.mv.is_zeroing(),
+                b.dtz.value(),
+                b.mv.is_zeroing()
+            ),
             "{p}: {} ({:?}{}) ranked before {} ({:?}{})",
             a.mv.uci(),
             a.dtz,
@@ -350,10 +363,10 @@ fn check_ranking(tb: &Tablebase, mem: Option<&MemoryTables>, p: &Position) -> us
             if b.mv.is_zeroing() { ", zeroing" } else { "" },
         );
     }
-    let own = tb.probe_dtz(p).expect("probe");
+    let own = tb.probe_dtz(p).expect("probe").value();
     match ranked.first() {
         Some(best) => assert_eq!(
-            best.dtz,
+            best.dtz.value(),
             own,
             "{p}: best move {} vs the position",
             best.mv.uci()
@@ -371,7 +384,7 @@ fn check_ranking(tb: &Tablebase, mem: Option<&MemoryTables>, p: &Position) -> us
 /// zeroing moves exactly as long as the DTZ predicts, and ending in a finished game won by the
 /// side the value says. Returns the line's length.
 fn check_line(tb: &Tablebase, start: &Position) -> usize {
-    let v0 = tb.probe_dtz(start).expect("probe");
+    let v0 = tb.probe_dtz(start).expect("probe").value();
     assert!(!v0.is_draw());
     let line = tb
         .best_line(start, RankBy::Dtz, 5000)
@@ -385,7 +398,7 @@ fn check_line(tb: &Tablebase, start: &Position) -> usize {
             "{start}: ply {ply} {} is not legal in {cur}",
             mv.uci()
         );
-        let v = tb.probe_dtz(&cur).expect("probe");
+        let v = tb.probe_dtz(&cur).expect("probe").value();
         assert_eq!(
             v.distance(),
             left,
@@ -403,7 +416,7 @@ fn check_line(tb: &Tablebase, start: &Position) -> usize {
                 left == 1 || left == 101,
                 "{start}: zeroing move at {left} plies left"
             );
-            left = tb.probe_dtz(&cur).expect("probe").distance();
+            left = tb.probe_dtz(&cur).expect("probe").value().distance();
         } else {
             left -= 1;
         }
@@ -443,8 +456,8 @@ fn ranked_moves_and_best_lines() {
         let p = random_position(&mut rng, &materials);
         positions += 1;
         moves += check_ranking(&tb, Some(mem), &p);
-        let v = tb.probe_dtz(&p).expect("probe");
-        classes[(v.wdl() + 2) as usize] += 1;
+        let v = tb.probe_dtz(&p).expect("probe").value();
+        classes[v.wdl().index()] += 1;
         if !v.is_draw() {
             plies += check_line(&tb, &p);
             lines += 1;
@@ -465,7 +478,7 @@ fn ranked_moves_and_best_lines() {
     ] {
         let p = pos(fen);
         moves += check_ranking(&tb, Some(mem), &p);
-        if !tb.probe_dtz(&p).expect("probe").is_draw() {
+        if !tb.probe_dtz(&p).expect("probe").value().is_draw() {
             plies += check_line(&tb, &p);
             lines += 1;
         }
@@ -490,7 +503,7 @@ fn ranked_moves_and_best_lines_4_pieces() {
     for _ in 0..150 {
         let p = random_position(&mut rng, &four);
         check_ranking(&tb, None, &p);
-        if !tb.probe_dtz(&p).expect("probe").is_draw() {
+        if !tb.probe_dtz(&p).expect("probe").value().is_draw() {
             check_line(&tb, &p);
             lines += 1;
         }
@@ -522,20 +535,24 @@ fn against_syzygy(
                         continue;
                     };
                     n += 1;
-                    let v = tb.probe_dtz(&p).unwrap_or_else(|e| panic!("{p}: {e}"));
+                    let v = tb
+                        .probe_dtz(&p)
+                        .unwrap_or_else(|e| panic!("{p}: {e}"))
+                        .value();
+                    let v_wdl = v.wdl().to_i8();
                     let theirs = r.probe(&p).expect("reference probe");
-                    if theirs.wdl != v.wdl() {
+                    if theirs.wdl != v_wdl {
                         wdl_bad += 1;
                         bad.lock()
                             .unwrap()
                             .push(format!("{mat} {p}: files {v:?}, Syzygy WDL {}", theirs.wdl));
                         continue;
                     }
-                    if v.wdl() != 0 {
+                    if v_wdl != 0 {
                         let class = r
-                            .classify(v.signed(), v.wdl(), theirs.dtz, &p)
+                            .classify(v.signed(), v_wdl, theirs.dtz, &p)
                             .expect("reference probe");
-                        tally.add(class, &p, v.wdl(), v.signed(), theirs.dtz);
+                        tally.add(class, &p, v_wdl, v.signed(), theirs.dtz);
                     }
                 }
             }
@@ -592,15 +609,15 @@ fn finished_games() {
     let tb = open(&[tables3()]);
     // Black has no pieces: Black (to move) has won.
     let p = pos("8/8/8/8/8/8/8/K7 b - - 0 1");
-    assert_eq!(tb.probe_dtz(&p).expect("probe"), Value::win(0));
-    assert_eq!(tb.probe_wdl(&p).expect("probe"), 2);
+    assert_eq!(tb.probe_dtz(&p).expect("probe").value(), Value::win(0));
+    assert_eq!(tb.probe_wdl(&p).expect("probe"), Wdl::Win);
     assert!(tb.rank_moves(&p, RankBy::Dtz).expect("rank").is_empty());
     assert!(tb.best_line(&p, RankBy::Dtz, 10).expect("line").is_empty());
     // White's pawn is blocked and White has no other piece: stalemated, White wins.
     let p = pos("8/8/8/8/8/p7/P7/8 w - - 0 1");
     assert!(p.legal_moves().is_empty());
-    assert_eq!(tb.probe_dtz(&p).expect("probe"), Value::win(0));
-    assert_eq!(tb.probe_wdl(&p).expect("probe"), 2);
+    assert_eq!(tb.probe_dtz(&p).expect("probe").value(), Value::win(0));
+    assert_eq!(tb.probe_wdl(&p).expect("probe"), Wdl::Win);
 }
 
 /// Copy every file of `from` into a fresh temp dir, except the files `skip` says.
@@ -623,8 +640,8 @@ fn missing_table_names_the_material() {
     let p = pos("8/8/8/8/3n4/8/8/R3K3 w - - 0 1");
     for q in [p, p.swap_colors()] {
         match tb.probe_dtz(&q) {
-            Err(ProbeError::MissingTable { material, kind }) => {
-                assert_eq!((material, kind), (m("KRvN"), FileKind::Dtz), "{q}");
+            Err(ProbeError::MissingTable { material, metric }) => {
+                assert_eq!((material, metric), (m("KRvN"), Metric::Dtz), "{q}");
             }
             other => panic!("{q}: expected MissingTable, got {other:?}"),
         }
@@ -639,8 +656,8 @@ fn missing_table_names_the_material() {
     let p = pos("8/8/8/8/3n4/8/8/R3K3 w - - 0 1");
     for (i, q) in [p, p.swap_colors()].iter().enumerate() {
         match tb.probe_dtz(q) {
-            Err(e @ ProbeError::MissingTable { material, kind }) => {
-                assert_eq!((material, kind), (m("KRvN"), FileKind::Dtz), "{q}");
+            Err(e @ ProbeError::MissingTable { material, metric }) => {
+                assert_eq!((material, metric), (m("KRvN"), Metric::Dtz), "{q}");
                 assert!(
                     e.to_string().contains("KRvN"),
                     "message names the material: {e}"
@@ -649,8 +666,8 @@ fn missing_table_names_the_material() {
             other => panic!("{q} ({i}): expected MissingTable, got {other:?}"),
         }
         match tb.probe_wdl(q) {
-            Err(ProbeError::MissingTable { material, kind }) => {
-                assert_eq!((material, kind), (m("KRvN"), FileKind::Wdl), "{q}")
+            Err(ProbeError::MissingTable { material, metric }) => {
+                assert_eq!((material, metric), (m("KRvN"), Metric::Wdl), "{q}")
             }
             other => panic!("{q}: expected MissingTable, got {other:?}"),
         }
@@ -671,7 +688,7 @@ fn missing_table_names_the_material() {
     match tb.probe_dtz(&p) {
         Err(
             e @ ProbeError::MissingTable {
-                kind: FileKind::Dtz,
+                metric: Metric::Dtz,
                 ..
             },
         ) => {
@@ -752,7 +769,7 @@ fn flipped_byte_in_a_block_names_the_file() {
         .into_iter()
         .filter(|p| !p.has_capture())
         .collect();
-    for kind in [FileKind::Dtz, FileKind::Wdl] {
+    for kind in [Metric::Dtz, Metric::Wdl] {
         let dir = copy_dir(tables3(), &format!("flip-{}", kind_name(kind)), |_| false);
         let file = dir.0.join(format!("{mat}.{}", kind_name(kind)));
         let mut bytes = std::fs::read(&file).expect("read table");
@@ -768,7 +785,7 @@ fn flipped_byte_in_a_block_names_the_file() {
         let (mut ok, mut errors) = (0, 0);
         for p in &positions {
             let r = match kind {
-                FileKind::Wdl => tb.probe_wdl(p).map(|_| ()),
+                Metric::Wdl => tb.probe_wdl(p).map(|_| ()),
                 _ => tb.probe_dtz(p).map(|_| ()),
             };
             match r {
@@ -803,7 +820,7 @@ fn flipped_byte_in_a_block_names_the_file() {
     }
 }
 
-fn kind_name(kind: FileKind) -> &'static str {
+fn kind_name(kind: Metric) -> &'static str {
     kind.extension()
 }
 
@@ -813,10 +830,10 @@ fn truncated_file_names_the_file() {
     let dir = copy_dir(tables3(), "truncated", |_| false);
     let p = pos("8/8/8/8/8/8/1P6/k1K5 w - - 0 1");
     for (kind, cut) in [
-        (FileKind::Dtz, 2usize),
-        (FileKind::Wdl, 2),
-        (FileKind::Dtz, 1000),
-        (FileKind::Wdl, 30),
+        (Metric::Dtz, 2usize),
+        (Metric::Wdl, 2),
+        (Metric::Dtz, 1000),
+        (Metric::Wdl, 30),
     ] {
         let file = dir.0.join(format!("{mat}.{}", kind.extension()));
         let copy = tables3().join(format!("{mat}.{}", kind.extension()));
@@ -835,7 +852,7 @@ fn truncated_file_names_the_file() {
         // Through a probe (the tablebase opens files on first use).
         let tb = open(&[&dir.0]);
         let r = match kind {
-            FileKind::Wdl => tb.probe_wdl(&p).map(|_| ()),
+            Metric::Wdl => tb.probe_wdl(&p).map(|_| ()),
             _ => tb.probe_dtz(&p).map(|_| ()),
         };
         match r {
@@ -894,7 +911,7 @@ fn version_2_zstd_files_are_still_read() {
         values_per_block: 1 << 12,
     };
     for &mat in &materials {
-        for kind in [FileKind::Wdl, FileKind::Dtz] {
+        for kind in [Metric::Wdl, Metric::Dtz] {
             let path = dir
                 .0
                 .join(format!("{}.{}", mat.canonical(), kind_name(kind)));

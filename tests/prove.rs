@@ -5,11 +5,11 @@
 //! 2-piece ones (and 3-piece positions with a capture, which the probe resolves into them), so
 //! 3-piece positions must be proven by search and can be compared with the 3-piece tables.
 
-use antitb::r#gen::MemoryTables;
+use antitb::r#gen::{LookupError, MemoryTables};
+use antitb::probe::ProbeError;
 use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check};
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
-use antitb::table::Material;
-use antitb::table::Metric;
+use antitb::table::{Material, Metric};
 use std::sync::OnceLock;
 
 /// In-memory tables seen as an oracle holding tables up to `max` pieces.
@@ -23,15 +23,19 @@ impl Oracle for Tables {
         self.max
     }
 
-    fn wdl(&self, pos: &Position) -> Result<Option<i8>, String> {
+    fn wdl(&self, pos: &Position) -> Result<Option<i8>, ProbeError> {
         let n = pos.piece_count();
         if n > self.max + 1 || (n > self.max && !pos.has_capture()) {
             return Ok(None);
         }
-        self.mem
-            .probe(pos, Metric::Dtz)
-            .map(|v| Some(v.wdl()))
-            .map_err(|e| e.to_string())
+        match self.mem.probe(pos, Metric::Dtz) {
+            Ok(v) => Ok(Some(v.wdl().to_i8())),
+            Err(LookupError::MissingTable(material)) => Err(ProbeError::MissingTable {
+                material,
+                metric: Metric::Wdl,
+            }),
+            Err(e) => panic!("in-memory tables: {e}"),
+        }
     }
 }
 
@@ -223,7 +227,7 @@ fn three_pieces_agree_with_the_tables() {
             Color::Black
         };
         let pos = random_placement(&mut rng, m, turn);
-        let wdl = mem.probe(&pos, Metric::Dtz).unwrap().wdl();
+        let wdl = mem.probe(&pos, Metric::Dtz).unwrap().wdl().to_i8();
         let r = run(&pos, &two, 150_000);
         let expect = match wdl {
             1 | 2 => Answer::Win,
@@ -266,7 +270,7 @@ fn the_tables_decide_positions_they_hold() {
     let mut rng = Rng(0x7ab1e);
     for m in Material::all_with_pieces(3).into_iter().step_by(5) {
         let pos = random_placement(&mut rng, m, Color::White);
-        let wdl = mem.probe(&pos, Metric::Dtz).unwrap().wdl();
+        let wdl = mem.probe(&pos, Metric::Dtz).unwrap().wdl().to_i8();
         let r = run(&pos, &three, 10);
         assert_eq!(r.nodes, 0, "{pos} is a table leaf");
         let expect = match wdl {

@@ -11,10 +11,8 @@ mod common;
 
 use antitb::build::{BuildOptions, build};
 use antitb::format::{FormatError, Region, TableFile, WriteOptions};
-use antitb::store::{FileKind, file_name};
-use antitb::table::Index;
-use antitb::table::Material;
-use antitb::table::Value;
+use antitb::store::file_name;
+use antitb::table::{Index, Material, Metric, Value, Wdl};
 use antitb::verify::{Check, Reading, Report, VerifyError, VerifyOptions, verify_tables};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -147,7 +145,7 @@ fn every_table_up_to_3_pieces_is_consistent() {
 fn raw_sections(path: &Path) -> (TableFile, [Option<Vec<u16>>; 2]) {
     let f = TableFile::open(path).expect("open table");
     let mask = match f.meta().metric {
-        antitb::format::Metric::Wdl => 3,
+        antitb::table::Metric::Wdl => 3,
         _ => f.meta().encoding[0],
     };
     let mut next = 0;
@@ -219,7 +217,7 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     let mutated = TempDir::new("wdl");
     let krvk = m("KRvK");
     let index = Index::new(krvk);
-    let name = file_name(krvk, FileKind::Wdl);
+    let name = file_name(krvk, Metric::Wdl);
     let (f, mut secs) = raw_sections(&dir.join(&name));
     // A plain win (stored WDL + 2 = 4) becomes a draw.
     let (side, idx) = find_slot(krvk, &secs, |s, i| secs[s].as_ref().unwrap()[i] == 4);
@@ -246,10 +244,13 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     assert_eq!(at.len(), 3, "{:?}", t.shown);
     assert_eq!(at[0], (Check::Dtz, Reading::Value(Value::DRAW), at[0].2));
     assert!(
-        matches!(at[0].2, Reading::Value(v) if v.wdl() == 2),
+        matches!(at[0].2, Reading::Value(v) if v.wdl() == Wdl::Win),
         "{at:?}"
     );
-    assert_eq!(at[1], (Check::Wdl, Reading::Wdl(0), Reading::Wdl(2)));
+    assert_eq!(
+        at[1],
+        (Check::Wdl, Reading::Wdl(Wdl::Draw), Reading::Wdl(Wdl::Win))
+    );
     assert!(
         matches!(at[2], (Check::Dtw, Reading::Value(Value::DRAW), Reading::Value(v)) if v.is_win()),
         "{at:?}"
@@ -293,12 +294,12 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
 /// with both values; any other report is a position whose derivation read the changed value
 /// (one quiet move away; for DTZ two, through the side to move the file does not store, which
 /// is derived from the stored side).
-fn changed_distance_is_reported(kind: FileKind, check: Check) {
+fn changed_distance_is_reported(kind: Metric, check: Check) {
     let dir = tables3();
     let mutated = TempDir::new(kind.extension());
     let krvk = m("KRvK");
     let index = Index::new(krvk);
-    let (_, wdl) = raw_sections(&dir.join(file_name(krvk, FileKind::Wdl)));
+    let (_, wdl) = raw_sections(&dir.join(file_name(krvk, Metric::Wdl)));
     let name = file_name(krvk, kind);
     let (f, mut secs) = raw_sections(&dir.join(&name));
     let map = distance_map(&f);
@@ -339,12 +340,12 @@ fn changed_distance_is_reported(kind: FileKind, check: Check) {
 
 #[test]
 fn a_changed_dtz_value_is_reported_with_both_values() {
-    changed_distance_is_reported(FileKind::Dtz, Check::Dtz);
+    changed_distance_is_reported(Metric::Dtz, Check::Dtz);
 }
 
 #[test]
 fn a_changed_dtw_value_is_reported_with_both_values() {
-    changed_distance_is_reported(FileKind::Dtw, Check::Dtw);
+    changed_distance_is_reported(Metric::Dtw, Check::Dtw);
 }
 
 /// A copy of `name` from `src` in `dst` with one byte of block data flipped such that `accept`
@@ -388,7 +389,7 @@ fn file_error(bad: &Path, fast: bool) -> String {
 fn a_corrupted_block_is_a_checksum_error() {
     let dir = tables3();
     let bad = TempDir::new("corrupt");
-    let name = file_name(m("KRvK"), FileKind::Dtz);
+    let name = file_name(m("KRvK"), Metric::Dtz);
     // A flip of block data: the block's (pairs: chunk's) checksum sees it.
     corrupt_copy(dir, &bad.0, &name, |e| {
         matches!(
@@ -436,7 +437,7 @@ fn a_corrupted_block_is_a_checksum_error() {
     // too. (In a pairs file every flip of block data is a checksum error: chunks are checked
     // before they are decoded.)
     std::fs::remove_file(bad.0.join(&name)).expect("remove");
-    let dtw = file_name(m("KRvK"), FileKind::Dtw);
+    let dtw = file_name(m("KRvK"), Metric::Dtw);
     corrupt_copy(dir, &bad.0, &dtw, |e| {
         matches!(e, FormatError::Corrupt { block: Some(_), .. })
     });

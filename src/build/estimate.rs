@@ -1,10 +1,11 @@
 //! Estimates of one table's build, made before it starts: peak memory, bytes of files, and
 //! work (slot visits). The build refuses what would not fit; `antitb plan` exports them.
 
+use super::metrics;
 use super::source::DecodedTables;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
 use crate::store::DTW_VALUES_PER_BLOCK;
-use crate::table::{Index, Material};
+use crate::table::{Index, Material, Metric};
 use std::collections::HashMap;
 
 /// The resources one table's build needs, estimated before it starts.
@@ -28,7 +29,7 @@ use std::collections::HashMap;
 /// dependencies linked in): KQvRB (n = 2.6 M) 22 MB for an estimate of 28 MB; KRvKP
 /// (n = 6.3 M) 62 MB for 80 MB; KPvKP and KNvPP 80 MB for 100 MB. The estimate stays above the
 /// peak by 20–30%, mostly because the block caches do not fill completely.
-/// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file kind, about twice the largest
+/// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
 /// ratio seen in the ≤4-piece set.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Estimate {
@@ -47,7 +48,7 @@ pub struct Estimate {
 pub const SOURCE_CACHE_BLOCKS: usize = 1024;
 /// Program and thread stacks, in bytes (an idle `antitb generate` has a peak RSS of 5 MB).
 pub const BASE_MEMORY: u64 = 8 << 20;
-/// Upper estimate of compressed bytes per slot and side, by file kind (WDL, DTZ, DTW). The
+/// Upper estimate of compressed bytes per slot and side, by metric (WDL, DTZ, DTW). The
 /// largest seen among the ≤4-piece tables: 0.12 (WDL), 0.21 (DTZ), and per piece count the
 /// ratio falls (3 pieces: 0.12 / 0.28; 2 pieces: 0.30 / 0.53 on files of a few hundred bytes,
 /// where the header dominates: see [`DISK_HEADER_BYTES`]).
@@ -69,15 +70,16 @@ pub fn estimate_with(
     let mut size = |m: Material| *sizes.entry(m).or_insert_with(|| Index::new(m).size());
     let m = material.canonical();
     let n = size(m);
-    let kinds: &[usize] = if dtw { &[0, 1, 2] } else { &[0, 1] };
-    let file = |k: usize| (2.0 * n as f64 * DISK_BYTES_PER_SLOT[k]) as u64 + DISK_HEADER_BYTES;
-    let disk: u64 = kinds.iter().map(|&k| file(k)).sum();
+    let file =
+        |m: Metric| (2.0 * n as f64 * DISK_BYTES_PER_SLOT[m as usize]) as u64 + DISK_HEADER_BYTES;
+    let disk: u64 = metrics(dtw).iter().map(|&m| file(m)).sum();
     let solver = 2 * n * 2 + 2 * n * 2 / 8;
     let table = 2 * n * 2 + 2 * n / 8;
     // The symbols of both sides, and the pairs encoder's copy of them and its pair tables
     // (two sections at once).
     let encoder = 2 * n * 2 + 2 * ENCODER_TABLE_BYTES;
-    let writing = table + 2 * n * 2 + encoder + file(1).max(if dtw { file(2) } else { 0 });
+    let largest = if dtw { file(Metric::Dtw) } else { 0 };
+    let writing = table + 2 * n * 2 + encoder + file(Metric::Dtz).max(largest);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
     let cache: u64 = source_tables(m)
         .into_iter()

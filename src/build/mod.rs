@@ -27,8 +27,8 @@ pub use system::{free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
 use crate::r#gen::{GenError, Progress, generate};
-use crate::probe::Tablebase;
-use crate::store::{FileKind, StoreError, StoreOptions, StoredTable, file_name, write_table};
+use crate::probe::{ProbeError, Tablebase};
+use crate::store::{StoreError, StoreOptions, StoredTable, file_name, write_table};
 use crate::table::{Material, Metric};
 use estimate::source_tables;
 use std::collections::HashMap;
@@ -117,9 +117,19 @@ pub enum Resource {
 /// Why a build failed.
 #[derive(Debug)]
 pub enum BuildError {
-    Gen(Material, GenError),
+    /// Generating a table failed: a table it needs is missing, unreadable or corrupt, or a
+    /// distance is beyond what a value holds.
+    Gen(Material, GenError<ProbeError>),
+    /// Writing a table file failed.
     Store(StoreError),
-    Dir(PathBuf, String),
+    /// The output directory cannot be created or written, or its free space read (`what`).
+    Dir {
+        path: PathBuf,
+        what: &'static str,
+        source: std::io::Error,
+    },
+    /// A directory of existing tables cannot be read.
+    Probe(ProbeError),
     /// A table (or, for the disk, the whole plan) needs more memory than the limit, or more disk
     /// than is free. `what` names it.
     TooLarge {
@@ -135,7 +145,10 @@ impl fmt::Display for BuildError {
         match self {
             BuildError::Gen(m, e) => write!(f, "generating {m}: {e}"),
             BuildError::Store(e) => write!(f, "{e}"),
-            BuildError::Dir(p, e) => write!(f, "table directory {}: {e}", p.display()),
+            BuildError::Dir { path, what, source } => {
+                write!(f, "table directory {}: {what}: {source}", path.display())
+            }
+            BuildError::Probe(e) => write!(f, "{e}"),
             BuildError::TooLarge {
                 what,
                 resource: Resource::Memory,
@@ -163,7 +176,17 @@ impl fmt::Display for BuildError {
     }
 }
 
-impl std::error::Error for BuildError {}
+impl std::error::Error for BuildError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BuildError::Gen(_, e) => Some(e),
+            BuildError::Store(e) => Some(e),
+            BuildError::Dir { source, .. } => Some(source),
+            BuildError::Probe(e) => Some(e),
+            BuildError::TooLarge { .. } => None,
+        }
+    }
+}
 
 impl From<StoreError> for BuildError {
     fn from(e: StoreError) -> BuildError {
@@ -171,18 +194,19 @@ impl From<StoreError> for BuildError {
     }
 }
 
-/// The file kinds a table needs under these options.
-pub fn kinds(opts: &BuildOptions) -> Vec<FileKind> {
-    if opts.dtw {
-        FileKind::ALL.to_vec()
+/// The files (by metric) of every table of a build, with or without DTW, in the order they
+/// are written.
+pub fn metrics(dtw: bool) -> &'static [Metric] {
+    if dtw {
+        &Metric::ALL
     } else {
-        vec![FileKind::Wdl, FileKind::Dtz]
+        &[Metric::Wdl, Metric::Dtz]
     }
 }
 
 /// Are all files of `material` present in `dir` and valid (header and checksums)?
-pub fn is_present(dir: &Path, material: Material, kinds: &[FileKind]) -> bool {
-    kinds.iter().all(|&k| {
+pub fn is_present(dir: &Path, material: Material, metrics: &[Metric]) -> bool {
+    metrics.iter().all(|&k| {
         let path = dir.join(file_name(material, k));
         path.is_file()
             && StoredTable::open(&path, material, k, &ReadOptions { cache_blocks: 0 })
@@ -192,11 +216,16 @@ pub fn is_present(dir: &Path, material: Material, kinds: &[FileKind]) -> bool {
 
 /// Create `dir` if needed and check that files can be created in it.
 fn check_writable(dir: &Path) -> Result<(), BuildError> {
-    let err = |e: std::io::Error| BuildError::Dir(dir.to_path_buf(), e.to_string());
-    std::fs::create_dir_all(dir).map_err(err)?;
+    let err = |what| {
+        move |source| BuildError::Dir {
+            path: dir.to_path_buf(),
+            what,
+            source,
+        }
+    };
+    std::fs::create_dir_all(dir).map_err(err("cannot create it"))?;
     let probe = dir.join(format!(".antitb-write-test.{}", std::process::id()));
-    std::fs::write(&probe, b"")
-        .map_err(|e| BuildError::Dir(dir.to_path_buf(), format!("not writable: {e}")))?;
+    std::fs::write(&probe, b"").map_err(err("not writable"))?;
     let _ = std::fs::remove_file(&probe);
     Ok(())
 }
@@ -219,8 +248,11 @@ fn check_disk(what: String, need: u64, opts: &BuildOptions) -> Result<(), BuildE
     if !opts.check_disk {
         return Ok(());
     }
-    let free = free_disk(&opts.dir)
-        .map_err(|err| BuildError::Dir(opts.dir.clone(), format!("free space: {err}")))?;
+    let free = free_disk(&opts.dir).map_err(|source| BuildError::Dir {
+        path: opts.dir.clone(),
+        what: "free space",
+        source,
+    })?;
     if need > free {
         return Err(BuildError::TooLarge {
             what,
@@ -234,12 +266,12 @@ fn check_disk(what: String, need: u64, opts: &BuildOptions) -> Result<(), BuildE
 
 /// The metrics of `material` whose files are missing or invalid in every directory of `dirs`.
 fn missing_metrics(dirs: &[PathBuf], material: Material, dtw: bool) -> Vec<Metric> {
-    let present = |kinds: &[FileKind]| dirs.iter().any(|d| is_present(d, material, kinds));
+    let present = |metrics: &[Metric]| dirs.iter().any(|d| is_present(d, material, metrics));
     let mut out = Vec::new();
-    if !present(&[FileKind::Wdl, FileKind::Dtz]) {
+    if !present(&[Metric::Wdl, Metric::Dtz]) {
         out.push(Metric::Dtz);
     }
-    if dtw && !present(&[FileKind::Dtw]) {
+    if dtw && !present(&[Metric::Dtw]) {
         out.push(Metric::Dtw);
     }
     out
@@ -315,14 +347,14 @@ pub fn build(
                 cache_blocks: SOURCE_CACHE_BLOCKS,
             },
         )
-        .map_err(|e| BuildError::Dir(opts.dir.clone(), e.to_string()))?;
+        .map_err(BuildError::Probe)?;
         let mut bytes = 0;
         for &metric in metrics {
             let mut decoded = DecodedTables::new(&source);
             let needed = source_tables(m);
             decoded
                 .preload(&needed, metric)
-                .map_err(|e| BuildError::Gen(m, e))?;
+                .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;
             let table = generate(m, metric, &decoded, &|p| {
                 events(&BuildEvent::Solver(p.clone()))
             })

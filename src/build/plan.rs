@@ -8,8 +8,8 @@
 //! table ([`Estimate::work`]); a table's solver and writer use every core given, so divide by
 //! the threads of a job. Memory is [`Estimate::memory`] (see [`crate::build::estimate`]).
 
-use super::{Estimate, estimate_with, human_bytes};
-use crate::store::{FileKind, file_name};
+use super::{Estimate, estimate_with, human_bytes, metrics};
+use crate::store::file_name;
 use crate::table::Material;
 use serde_json::json;
 use std::collections::HashMap;
@@ -64,14 +64,8 @@ pub fn plan(targets: &[Material], dtw: bool) -> Plan {
 impl Plan {
     /// The file whose existence marks a finished job (the last one `generate` writes).
     pub fn done_file(&self, m: Material) -> String {
-        file_name(
-            m,
-            if self.dtw {
-                FileKind::Dtw
-            } else {
-                FileKind::Dtz
-            },
-        )
+        let last = *metrics(self.dtw).last().expect("a table has files");
+        file_name(m, last)
     }
 
     /// A Makefile: one target per table file, depending on its dependencies' targets.
@@ -118,11 +112,7 @@ impl Plan {
     /// The plan as JSON: `tables` in build order, each with its dependencies, files, command
     /// and estimates; `total` sums.
     pub fn to_json(&self) -> serde_json::Value {
-        let kinds: &[FileKind] = if self.dtw {
-            &FileKind::ALL
-        } else {
-            &[FileKind::Wdl, FileKind::Dtz]
-        };
+        let kinds = metrics(self.dtw);
         let tables: Vec<serde_json::Value> = self
             .jobs
             .iter()

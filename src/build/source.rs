@@ -3,26 +3,29 @@
 //!
 //! The generator looks up millions of positions in the tables it depends on, with no locality
 //! a block cache could exploit well. Tables up to [`DecodedTables::MAX_SLOTS`] slots per side are
-//! therefore decoded once, whole (1 byte per slot for WDL, 2 for DTW), the first time they are
-//! needed; larger ones are read through their files' block caches.
+//! therefore decoded once, whole (a value code of 2 bytes per slot and side), the first time
+//! they are needed; larger ones are read through their files' block caches.
+//!
+//! For a DTZ table only the WDL class of a smaller table's position matters (a zeroing move
+//! scores by it, [`Metric::zeroing`]), so the small `.wdl` files are read; a DTW table reads
+//! `.dtw` files ([`Metric::zeroing_file`]).
 
-use crate::r#gen::{GenError, TableSource};
-use crate::probe::{ProbeError, Tablebase, wdl_value};
+use crate::r#gen::TableSource;
+use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
-use crate::store::{FileKind, StoredTable};
-use crate::table::{Index, Material, MaterialHasher, Metric, Value};
+use crate::store::StoredTable;
+use crate::table::{Index, Material, MaterialHasher, Metric, Value, Wdl};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, RwLock};
 
-/// One decoded table: WDL + 2 or value codes, per side.
+/// One decoded table: value codes per side (a WDL file's classes as [`Wdl::as_value`]).
 struct Decoded {
     index: Index,
     sides: [Vec<u16>; 2],
 }
 
-type Cache =
-    HashMap<(Material, FileKind), Option<Arc<Decoded>>, BuildHasherDefault<MaterialHasher>>;
+type Cache = HashMap<(Material, Metric), Option<Arc<Decoded>>, BuildHasherDefault<MaterialHasher>>;
 
 /// A [`TableSource`] over a [`Tablebase`] that keeps small tables decoded in memory.
 pub struct DecodedTables<'a> {
@@ -45,50 +48,36 @@ impl<'a> DecodedTables<'a> {
         }
     }
 
-    /// Decode `materials` now (the tables a generation will look up), so that lookups in them
-    /// take no lock: with a shared lock, two threads making millions of lookups spend much of
-    /// their time handing its cache line back and forth.
-    pub fn preload(&mut self, materials: &[Material], metric: Metric) -> Result<(), GenError> {
-        let kind = if metric == Metric::Dtz {
-            FileKind::Wdl
-        } else {
-            FileKind::Dtw
-        };
+    /// Decode `materials` now (the tables a generation in `metric` will look up), so that
+    /// lookups in them take no lock: with a shared lock, two threads making millions of lookups
+    /// spend much of their time handing its cache line back and forth.
+    pub fn preload(&mut self, materials: &[Material], metric: Metric) -> Result<(), ProbeError> {
+        let file = metric.zeroing_file();
         for &m in materials {
-            let d = self.decoded(m, kind)?;
-            self.fixed.insert((m.canonical(), kind), d);
+            let d = self.decoded(m, file)?;
+            self.fixed.insert((m.canonical(), file), d);
         }
         Ok(())
     }
 
-    fn decoded(&self, m: Material, kind: FileKind) -> Result<Option<Arc<Decoded>>, GenError> {
-        let key = (m.canonical(), kind);
+    /// The table of `m` and metric `file` decoded, or `None` when it is too large for that.
+    fn decoded(&self, m: Material, file: Metric) -> Result<Option<Arc<Decoded>>, ProbeError> {
+        let key = (m.canonical(), file);
         if let Some(d) = self.cache.read().expect("cache lock").get(&key) {
             return Ok(d.clone());
         }
-        let open = |kind| {
-            self.tb.table(key.0, kind).map_err(|e| match e {
-                ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
-                e => GenError::Source(e.to_string()),
-            })
-        };
-        let source = |e: crate::store::StoreError| GenError::Source(e.to_string());
-        let wdl: Arc<StoredTable> = open(FileKind::Wdl)?;
+        let wdl: Arc<StoredTable> = self.tb.table(key.0, Metric::Wdl)?;
         let d = if wdl.index.size() <= Self::MAX_SLOTS {
             let mut sides = [Vec::new(), Vec::new()];
             for (s, out) in sides.iter_mut().enumerate() {
-                let w = wdl.decode_side(s).map_err(source)?;
-                *out = if kind == FileKind::Wdl {
-                    w
+                let w = wdl.decode_wdl(s)?;
+                let values = if file == Metric::Wdl {
+                    w.into_iter().map(Wdl::as_value).collect()
                 } else {
                     // Values: the class from the `.wdl` file, the distance from this one.
-                    let t = open(kind)?;
-                    t.decode_values(s, |i| w[i] as i8 - 2)
-                        .map_err(source)?
-                        .into_iter()
-                        .map(Value::code)
-                        .collect()
+                    self.tb.table(key.0, file)?.decode_values(s, |i| w[i])?
                 };
+                *out = values.into_iter().map(Value::code).collect();
             }
             Some(Arc::new(Decoded {
                 index: wdl.index.clone(),
@@ -106,30 +95,23 @@ impl<'a> DecodedTables<'a> {
 }
 
 impl TableSource for DecodedTables<'_> {
-    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
-        let kind = if metric == Metric::Dtz {
-            FileKind::Wdl
-        } else {
-            FileKind::Dtw
-        };
+    type Error = ProbeError;
+
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
+        let file = metric.zeroing_file();
         let m = Material::of_position(pos);
         let owned;
-        let d: Option<&Decoded> = match self.fixed.get(&(m.canonical(), kind)) {
+        let d: Option<&Decoded> = match self.fixed.get(&(m.canonical(), file)) {
             Some(d) => d.as_deref(),
             None => {
-                owned = self.decoded(m, kind)?;
+                owned = self.decoded(m, file)?;
                 owned.as_deref()
             }
         };
         match d {
             Some(d) => {
                 let (side, idx) = d.index.encode(pos).expect("material matches its table");
-                let raw = d.sides[side][idx as usize];
-                Ok(if kind == FileKind::Wdl {
-                    wdl_value(raw as i8 - 2)
-                } else {
-                    Value(raw)
-                })
+                Ok(Value(d.sides[side][idx as usize]))
             }
             None => self.tb.stored_value(pos, metric),
         }
@@ -137,17 +119,9 @@ impl TableSource for DecodedTables<'_> {
 }
 
 impl TableSource for Tablebase {
-    /// For `Metric::Dtz` only the WDL class matters (zeroing moves score by WDL), so the small
-    /// `.wdl` file is read; `Metric::Dtw` reads `.dtw` files.
-    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
-        let kind = if metric == Metric::Dtz {
-            FileKind::Wdl
-        } else {
-            FileKind::Dtw
-        };
-        self.lookup(pos, kind).map_err(|e| match e {
-            ProbeError::MissingTable { material, .. } => GenError::MissingTable(material),
-            e => GenError::Source(e.to_string()),
-        })
+    type Error = ProbeError;
+
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
+        self.lookup(pos, metric.zeroing_file())
     }
 }

@@ -1,7 +1,7 @@
 //! What the machine offers and what a killed run left behind: free disk, physical memory, and
 //! stale temporary files.
 
-use crate::store::FileKind;
+use crate::table::Metric;
 use std::path::Path;
 
 /// Bytes free to an unprivileged writer on the file system holding `dir`.
@@ -75,7 +75,7 @@ pub fn remove_stale_temporaries(dir: &Path) -> usize {
         let Some((stem, pid)) = name.rsplit_once(".tmp.") else {
             continue;
         };
-        let ours = FileKind::ALL
+        let ours = Metric::ALL
             .iter()
             .any(|k| stem.ends_with(&format!(".{}", k.extension())));
         if let (true, Ok(pid)) = (ours, pid.parse::<u32>())

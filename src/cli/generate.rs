@@ -8,8 +8,7 @@ use antitb::build::{
 };
 use antitb::store::StoreOptions;
 use antitb::store::file_name;
-use antitb::table::Material;
-use antitb::table::Metric;
+use antitb::table::{Material, Metric};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -165,6 +164,7 @@ impl State {
 
 fn metric_name(m: Metric) -> &'static str {
     match m {
+        Metric::Wdl => "WDL",
         Metric::Dtz => "DTZ",
         Metric::Dtw => "DTW",
     }
@@ -329,10 +329,7 @@ fn compare_checksums(
         }
     };
     let list = checksums::parse_list(&list_path).map_err(|e| e.to_string())?;
-    let kinds = antitb::build::kinds(&BuildOptions {
-        dtw: args.dtw,
-        ..BuildOptions::new(&args.tables)
-    });
+    let kinds = antitb::build::metrics(args.dtw);
     let names: Vec<String> = Material::closure(targets)
         .into_iter()
         .flat_map(|m| kinds.iter().map(move |&k| file_name(m, k)))
@@ -393,7 +390,7 @@ fn print_summary(
             human_bytes(mem)
         );
     }
-    let kinds = antitb::build::kinds(opts);
+    let kinds = antitb::build::metrics(opts.dtw);
     let total: u64 = all
         .iter()
         .flat_map(|&m| kinds.iter().map(move |&k| file_name(m, k)))

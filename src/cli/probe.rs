@@ -3,7 +3,7 @@
 use antitb::probe::{RankBy, RankedMove, Tablebase};
 use antitb::rules::notation::san;
 use antitb::rules::{Color, Position};
-use antitb::table::Value;
+use antitb::table::{Dtw, Wdl};
 use serde_json::json;
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -16,19 +16,19 @@ pub struct ProbeArgs {
     pub by: RankBy,
 }
 
-fn category(wdl: i8) -> &'static str {
+fn category(wdl: Wdl) -> &'static str {
     match wdl {
-        2 => "win",
-        1 => "cursed-win",
-        0 => "draw",
-        -1 => "blessed-loss",
-        _ => "loss",
+        Wdl::Win => "win",
+        Wdl::CursedWin => "cursed-win",
+        Wdl::Draw => "draw",
+        Wdl::BlessedLoss => "blessed-loss",
+        Wdl::Loss => "loss",
     }
 }
 
-fn signed_or_null(v: Option<Value>) -> serde_json::Value {
+fn signed_or_null(v: Option<Dtw>) -> serde_json::Value {
     match v {
-        Some(v) if !v.is_draw() => json!(v.signed()),
+        Some(v) if !v.value().is_draw() => json!(v.signed()),
         _ => serde_json::Value::Null,
     }
 }
@@ -87,7 +87,7 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
             json!({
                 "uci": r.mv.uci(),
                 "san": san(&pos, &r.mv),
-                "wdl": r.dtz.wdl(),
+                "wdl": r.dtz.wdl().to_i8(),
                 "category": category(r.dtz.wdl()),
                 "dtz": r.dtz.signed(),
                 "dtw": signed_or_null(r.dtw),
@@ -96,7 +96,7 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
         };
         let mut obj = json!({
             "fen": pos.to_string(),
-            "wdl": p.wdl,
+            "wdl": p.wdl.to_i8(),
             "category": category(p.wdl),
             "dtz": p.dtz.signed(),
             "dtw": signed_or_null(p.dtw),
@@ -123,18 +123,22 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
         return Ok(());
     }
     let verdict = match p.wdl {
-        2 => format!("{stm} wins"),
-        1 => format!("{stm} wins without the 50-move rule, but it draws with it (cursed win)"),
-        0 => "Draw".to_string(),
-        -1 => format!("{stm} loses without the 50-move rule, but it draws with it (blessed loss)"),
-        _ => format!("{stm} loses"),
+        Wdl::Win => format!("{stm} wins"),
+        Wdl::CursedWin => {
+            format!("{stm} wins without the 50-move rule, but it draws with it (cursed win)")
+        }
+        Wdl::Draw => "Draw".to_string(),
+        Wdl::BlessedLoss => {
+            format!("{stm} loses without the 50-move rule, but it draws with it (blessed loss)")
+        }
+        Wdl::Loss => format!("{stm} loses"),
     };
     println!("{verdict}.");
     println!(
         "WDL {:+}  DTZ {}  DTW {}",
-        p.wdl,
+        p.wdl.to_i8(),
         p.dtz.signed(),
-        p.dtw.map_or("-".to_string(), |v| if v.is_draw() {
+        p.dtw.map_or("-".to_string(), |v| if v.value().is_draw() {
             "draw".to_string()
         } else {
             v.signed().to_string()
@@ -151,7 +155,7 @@ fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> 
             r.mv.uci(),
             category(r.dtz.wdl()),
             r.dtz.signed(),
-            r.dtw.map_or("-".to_string(), |v| if v.is_draw() {
+            r.dtw.map_or("-".to_string(), |v| if v.value().is_draw() {
                 "-".to_string()
             } else {
                 v.signed().to_string()

@@ -253,15 +253,15 @@ pub fn run(args: VerifyArgs) -> Result<(), String> {
                     "file": path.display().to_string(),
                     "rows": k.rows,
                     "mismatches": k.mismatches.iter().map(|m| m.to_string()).collect::<Vec<_>>(),
-                    "errors": k.errors.iter().map(|(l, e)| format!("line {l}: {e}")).collect::<Vec<_>>(),
+                    "errors": k.errors.iter().map(|e| format!("line {}: {e}", e.line)).collect::<Vec<_>>(),
                 }),
             );
         } else {
             for m in &k.mismatches {
                 println!("known mismatch: {}: {m}", path.display());
             }
-            for (line, e) in &k.errors {
-                println!("known error: {}:{line}: {e}", path.display());
+            for e in &k.errors {
+                println!("known error: {}:{}: {e}", path.display(), e.line);
             }
             println!(
                 "known: {} rows from {}, {} mismatches, {} errors: {}",

@@ -1,12 +1,13 @@
 //! Table files: header, compressed blocks, checksums, mmap reader, atomic writer.
 //!
-//! This layer knows nothing of chess. The table layer above hands it a [`TableMeta`] (material
-//! name, metric, opaque index parameters and value encoding) and one or more *sections* — flat
+//! This layer knows nothing of chess. The store layer above ([`crate::store`]) hands it a
+//! [`TableMeta`] (material name, metric, opaque index parameters and value encoding) and one or more *sections* — flat
 //! arrays of 1-byte or 2-byte values, for example one per side to move — and gets them back by
 //! `(section, index)`.
 //!
 //! ```
-//! use antitb::format::{write_table, Metric, Sections, TableFile, TableMeta, WriteOptions};
+//! use antitb::format::{write_table, Sections, TableFile, TableMeta, WriteOptions};
+//! use antitb::table::Metric;
 //! let dir = std::env::temp_dir().join(format!("antitb-doc-{}", std::process::id()));
 //! std::fs::create_dir_all(&dir).unwrap();
 //! let path = dir.join("KvK.wdl");
@@ -29,7 +30,7 @@
 //! version 3 shares the fixed header and metadata and is laid out as
 //! `src/format/pairs_file.rs` says (`tables/FORMAT.md` has both).
 //!
-//! # Layout (format version 2; the layout is version 1's, the table layer's values changed)
+//! # Layout (format version 2; the layout is version 1's, the store layer's values changed)
 //!
 //! All integers are little-endian. Checksums are XXH64 with seed 0 ([`checksum`]). Offsets
 //! are absolute byte positions in the file. `tables/FORMAT.md` says the same for engine
@@ -60,7 +61,7 @@
 //! |-------:|------|----------|
 //! | 64 | m | material name, UTF-8 |
 //! | 64+m | p | index parameters (opaque, from the index layer) |
-//! | 64+m+p | e | value encoding (opaque, from the table layer) |
+//! | 64+m+p | e | value encoding (opaque, from the store layer) |
 //! | .. | .. | zero padding up to `M` |
 //! | M | 8·S | u64 number of values in each section |
 //! | M+8S | 8·(B+1) | u64 offset of each block, then the end of the last block |
@@ -110,7 +111,7 @@
 //! * Don't-care slots filled with a distinct marker instead of the neighbour's value made the
 //!   structured WDL file 49% larger (level 9).
 //!
-//! # Advice to the table layer
+//! # Advice to the store layer
 //!
 //! zstd works best on long runs. Slots that are never probed (impossible positions, positions
 //! settled by a capture search at probe time) should be filled with the value of a neighbour
@@ -125,6 +126,8 @@ pub mod pairs;
 mod pairs_file;
 mod reader;
 mod writer;
+
+use crate::table::Metric;
 
 pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
@@ -145,59 +148,17 @@ pub const FORMAT_VERSION: u32 = 3;
 /// The format version of files of zstd blocks ([`Compression::Zstd`]), still written and read.
 pub const VERSION_ZSTD: u32 = 2;
 
-/// What a table's values measure. Stored in the header so a file cannot be mistaken for
-/// another metric's.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum Metric {
-    /// Win/draw/loss.
-    Wdl = 0,
-    /// Distance to zeroing move.
-    Dtz = 1,
-    /// Distance to win.
-    Dtw = 2,
-}
-
-impl Metric {
-    /// The header byte for this metric.
-    #[inline]
-    pub const fn to_byte(self) -> u8 {
-        self as u8
-    }
-
-    /// The metric for a header byte, if it names one.
-    #[inline]
-    pub const fn from_byte(b: u8) -> Option<Metric> {
-        match b {
-            0 => Some(Metric::Wdl),
-            1 => Some(Metric::Dtz),
-            2 => Some(Metric::Dtw),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Metric {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Metric::Wdl => "wdl",
-            Metric::Dtz => "dtz",
-            Metric::Dtw => "dtw",
-        })
-    }
-}
-
 /// A table's metadata, stored in its header. The value width is not here: it is the width of
 /// the [`Sections`] written (and [`TableFile::value_width`] when reading).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct TableMeta {
     /// Material name (for example `"KQvK"`), UTF-8.
     pub material: String,
-    /// The metric of the values.
+    /// The metric of the values (a file cannot be mistaken for another metric's).
     pub metric: Metric,
     /// Opaque parameters of the index layer (so a reader can check it indexes the same way).
     pub index_params: Vec<u8>,
-    /// Opaque value-mapping table of the table layer (stored value → meaning).
+    /// Opaque value-mapping table of the store layer (stored value → meaning).
     pub encoding: Vec<u8>,
 }
 

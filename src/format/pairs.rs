@@ -94,14 +94,37 @@ pub struct Encoded {
 /// room). Tablebase sections have a few hundred at most.
 pub const MAX_BASES: usize = MAX_SYMBOLS / 2;
 
+/// Why values could not be encoded.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EncodeError {
+    /// The block size is not allowed ([`valid_block_bytes`]).
+    BlockBytes(usize),
+    /// More distinct values in one section than [`MAX_BASES`].
+    TooManyValues(usize),
+}
+
+impl std::fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            EncodeError::BlockBytes(n) => write!(
+                f,
+                "block size {n} is not a power of two in {MIN_BLOCK_BYTES}..={MAX_BLOCK_BYTES}"
+            ),
+            EncodeError::TooManyValues(n) => {
+                write!(f, "{n} distinct values in one section, at most {MAX_BASES}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for EncodeError {}
+
 /// Encodes `values` in blocks of `block_bytes` bytes. Deterministic: the output depends on the
 /// arguments only. Fails when there are more than [`MAX_BASES`] distinct values or the block
 /// size is not allowed ([`valid_block_bytes`]).
-pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, String> {
+pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, EncodeError> {
     if !valid_block_bytes(block_bytes) {
-        return Err(format!(
-            "block size {block_bytes} is not a power of two in {MIN_BLOCK_BYTES}..={MAX_BLOCK_BYTES}"
-        ));
+        return Err(EncodeError::BlockBytes(block_bytes));
     }
     if values.is_empty() {
         return Ok(Encoded {
@@ -117,10 +140,7 @@ pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, String> {
         (0..=u16::MAX).filter(|&v| seen[v as usize]).collect()
     };
     if bases.len() > MAX_BASES {
-        return Err(format!(
-            "{} distinct values in one section, at most {MAX_BASES}",
-            bases.len()
-        ));
+        return Err(EncodeError::TooManyValues(bases.len()));
     }
     let mut sym_of = vec![0u16; 1 << 16];
     for (i, &v) in bases.iter().enumerate() {

@@ -35,7 +35,8 @@ use super::header::{
 };
 use super::pairs::{MAX_BLOCK_BYTES, MIN_BLOCK_BYTES, valid_block_bytes};
 use super::pairs_file::{self, PairsBody};
-use super::{Compression, FORMAT_VERSION, FormatError, Metric, TableMeta, VERSION_ZSTD};
+use super::{Compression, FORMAT_VERSION, FormatError, TableMeta, VERSION_ZSTD};
+use crate::table::Metric;
 
 /// How to open a table.
 #[derive(Clone, Debug, PartialEq, Eq)]

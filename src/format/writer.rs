@@ -350,7 +350,8 @@ fn encode_pairs(
                 Sections::U8(v) => v[s].iter().map(|&x| u16::from(x)).collect(),
                 Sections::U16(v) => v[s].to_vec(),
             };
-            pairs::encode(&values, block_bytes).map_err(|e| FormatError::invalid(path, e))
+            pairs::encode(&values, block_bytes)
+                .map_err(|e| FormatError::invalid(path, e.to_string()))
         })
         .collect::<Result<_, _>>()?;
     let mut header = Vec::new();

@@ -4,7 +4,30 @@ use super::{GenError, TableSource, generate};
 use crate::rules::Position;
 use crate::table::{Material, MaterialHasher, Metric, Table, Value, resolve};
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::BuildHasherDefault;
+
+/// Why [`MemoryTables`] has no value for a position.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum LookupError {
+    /// The table of the position's material (in that metric) is not here.
+    MissingTable(Material),
+    /// The table is here, but its slot of the position holds no value (an invalid slot).
+    NoValue { material: Material, fen: String },
+}
+
+impl fmt::Display for LookupError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LookupError::MissingTable(m) => write!(f, "missing table {}", m.canonical()),
+            LookupError::NoValue { material, fen } => {
+                write!(f, "no value for {fen} in {}", material.canonical())
+            }
+        }
+    }
+}
+
+impl std::error::Error for LookupError {}
 
 /// A set of generated tables in memory, by canonical material and metric.
 #[derive(Default)]
@@ -30,7 +53,7 @@ impl MemoryTables {
         &mut self,
         targets: &[Material],
         metric: Metric,
-    ) -> Result<(), GenError> {
+    ) -> Result<(), GenError<LookupError>> {
         for m in Material::closure(targets) {
             if self.get(m, metric).is_none() {
                 let t = generate(m, metric, self, &|_| {})?;
@@ -41,22 +64,30 @@ impl MemoryTables {
     }
 
     /// Generate every table with at most `n` pieces.
-    pub fn generate_up_to(&mut self, n: usize, metric: Metric) -> Result<(), GenError> {
+    pub fn generate_up_to(
+        &mut self,
+        n: usize,
+        metric: Metric,
+    ) -> Result<(), GenError<LookupError>> {
         let all: Vec<Material> = (2..=n).flat_map(Material::all_with_pieces).collect();
         self.generate_closure(&all, metric)
     }
 
     /// The value of any position whose tables are here, resolving captures by search.
-    pub fn probe(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
+    pub fn probe(&self, pos: &Position, metric: Metric) -> Result<Value, LookupError> {
         resolve(pos, metric, &mut |p| self.stored_value(p, metric))
     }
 }
 
 impl TableSource for MemoryTables {
-    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError> {
+    type Error = LookupError;
+
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, LookupError> {
         let m = Material::of_position(pos);
-        let t = self.get(m, metric).ok_or(GenError::MissingTable(m))?;
-        t.stored(pos)
-            .ok_or_else(|| GenError::Source(format!("no value for {pos} in {}", m.canonical())))
+        let t = self.get(m, metric).ok_or(LookupError::MissingTable(m))?;
+        t.stored(pos).ok_or_else(|| LookupError::NoValue {
+            material: m,
+            fen: pos.to_string(),
+        })
     }
 }

@@ -29,37 +29,53 @@
 mod memory;
 mod solve;
 
-pub use memory::MemoryTables;
+pub use memory::{LookupError, MemoryTables};
 pub use solve::{Progress, generate};
 
 use crate::rules::Position;
-use crate::table::{Material, Metric, Value};
+use crate::table::{MAX_DISTANCE, Material, Metric, Value};
 use std::fmt;
 
-/// Why a table could not be generated.
+/// Why a table could not be generated: the source of smaller tables failed (its error `E`),
+/// or the table is beyond what a value holds.
 #[derive(Clone, PartialEq, Eq, Debug)]
-pub enum GenError {
-    /// A table this one depends on is not available.
-    MissingTable(Material),
-    /// The source of smaller tables failed (I/O, corruption), with its message.
-    Source(String),
+pub enum GenError<E> {
+    /// The source of smaller tables failed (a missing, unreadable or corrupt table).
+    Source(E),
+    /// A distance beyond [`MAX_DISTANCE`] plies: the table cannot be stored.
+    TooLong { material: Material },
 }
 
-impl fmt::Display for GenError {
+impl<E: fmt::Display> fmt::Display for GenError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            GenError::MissingTable(m) => write!(f, "missing table {}", m.canonical()),
-            GenError::Source(s) => f.write_str(s),
+            GenError::Source(e) => write!(f, "{e}"),
+            GenError::TooLong { material } => {
+                write!(f, "{material}: distance beyond {MAX_DISTANCE}")
+            }
         }
     }
 }
 
-impl std::error::Error for GenError {}
+impl<E: std::error::Error + 'static> std::error::Error for GenError<E> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            GenError::Source(e) => Some(e),
+            GenError::TooLong { .. } => None,
+        }
+    }
+}
 
 /// Values of already-built tables, for the positions that capture or promote out of the table
-/// being built. Tests implement it with in-memory tables, the file layer with stored files.
+/// being built: the generator's view of the layers above it, which implement it (in-memory
+/// tables in [`MemoryTables`], stored files in [`crate::build`]).
 pub trait TableSource: Sync {
+    /// Why a value could not be had.
+    type Error: std::error::Error + Send;
+
     /// The stored value in `metric` of a position of another table: the side to move has no
-    /// capture, and there is no en-passant square.
-    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, GenError>;
+    /// capture, and there is no en-passant square. Only what [`Metric::zeroing`] reads of it
+    /// matters: for DTZ its WDL class, so a source may answer from a `.wdl` file
+    /// ([`Metric::zeroing_file`]).
+    fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, Self::Error>;
 }

@@ -33,11 +33,11 @@ pub struct Progress {
     pub level: u32,
 }
 
-struct Solver<'a> {
+struct Solver<'a, S: ?Sized> {
     index: Index,
     material: Material,
     metric: Metric,
-    source: &'a dyn TableSource,
+    source: &'a S,
     slots: [Vec<AtomicU16>; 2],
     /// One bit per slot: a quiet predecessor of a newly won position, to be checked for a loss.
     candidates: [Vec<AtomicU64>; 2],
@@ -158,12 +158,12 @@ struct Sink {
 /// Generate one table: every position of `material` (any orientation; the canonical one is
 /// used), both sides to move, in `metric`. Tables reached by captures and promotions come from
 /// `source`. The result is the same for any number of rayon threads.
-pub fn generate(
+pub fn generate<S: TableSource + ?Sized>(
     material: Material,
     metric: Metric,
-    source: &dyn TableSource,
+    source: &S,
     progress: &(dyn Fn(&Progress) + Sync),
-) -> Result<Table, GenError> {
+) -> Result<Table, GenError<S::Error>> {
     let material = material.canonical();
     let index = Index::new(material);
     let n = index.size() as usize;
@@ -257,7 +257,7 @@ fn split(ranges: &[Range<u64>]) -> Vec<Range<u64>> {
     out
 }
 
-impl Solver<'_> {
+impl<S: TableSource + ?Sized> Solver<'_, S> {
     #[inline]
     fn load(&self, side: usize, idx: u64) -> u16 {
         self.slots[side][idx as usize].load(Relaxed)
@@ -346,7 +346,7 @@ impl Solver<'_> {
 
     /// Value of a position after a zeroing move: another table, or this one (a pawn push into
     /// an already solved configuration).
-    fn child_value(&self, child: &Position) -> Result<Value, GenError> {
+    fn child_value(&self, child: &Position) -> Result<Value, GenError<S::Error>> {
         resolve(child, self.metric, &mut |p: &Position| {
             if Material::of_position(p) == self.material {
                 let (s, i) = self.slot_of(p);
@@ -357,7 +357,9 @@ impl Solver<'_> {
                 );
                 Ok(Value(code))
             } else {
-                self.source.stored_value(p, self.metric)
+                self.source
+                    .stored_value(p, self.metric)
+                    .map_err(GenError::Source)
             }
         })
     }
@@ -389,7 +391,7 @@ impl Solver<'_> {
     }
 
     /// Phase 1: invalid slots, and positions with a capture (decided from smaller tables).
-    fn init_captures(&self) -> Result<(), GenError> {
+    fn init_captures(&self) -> Result<(), GenError<S::Error>> {
         let all = 0..self.index.size();
         let chunks = split(std::slice::from_ref(&all));
         chunks.par_iter().try_for_each(|r| {
@@ -411,14 +413,16 @@ impl Solver<'_> {
         })
     }
 
-    fn child_value_capture(&self, pos: &Position) -> Result<Value, GenError> {
+    fn child_value_capture(&self, pos: &Position) -> Result<Value, GenError<S::Error>> {
         resolve(pos, self.metric, &mut |p: &Position| {
-            self.source.stored_value(p, self.metric)
+            self.source
+                .stored_value(p, self.metric)
+                .map_err(GenError::Source)
         })
     }
 
     /// Phase 2: baselines of the quiet positions of one group; stalemates.
-    fn init_quiet(&self, chunks: &[Range<u64>]) -> Result<(), GenError> {
+    fn init_quiet(&self, chunks: &[Range<u64>]) -> Result<(), GenError<S::Error>> {
         chunks.par_iter().try_for_each(|r| {
             let mut list = MoveList::new();
             for idx in r.clone() {
@@ -450,7 +454,7 @@ impl Solver<'_> {
                     self.slots[side][idx as usize].store(v.code(), Relaxed);
                 }
             }
-            Ok::<(), GenError>(())
+            Ok::<(), GenError<S::Error>>(())
         })?;
         self.init_frontier(chunks);
         Ok(())
@@ -569,14 +573,17 @@ impl Solver<'_> {
     /// `decided[n − 1]` and `pending[n]` (their lists, or a scan of the group when either is
     /// [`Bucket::Scan`]), then the candidate words that got a bit (their list, or a scan of the
     /// bit set); levels with nothing to visit are skipped.
-    fn levels(&self, chunks: &[Range<u64>], report: &(dyn Fn(u32) + Sync)) -> Result<(), GenError> {
+    fn levels(
+        &self,
+        chunks: &[Range<u64>],
+        report: &(dyn Fn(u32) + Sync),
+    ) -> Result<(), GenError<S::Error>> {
         let mut n: u32 = 1;
         while n <= self.max_level.load(Relaxed) + 1 {
             if n > u32::from(MAX_DISTANCE) {
-                return Err(GenError::Source(format!(
-                    "{}: distance beyond {}",
-                    self.material, MAX_DISTANCE
-                )));
+                return Err(GenError::TooLong {
+                    material: self.material,
+                });
             }
             let (events, pending, keep_next) = {
                 let mut f = self.frontier.lock().expect("frontier lock");

@@ -12,35 +12,37 @@ pub mod stats;
 
 use crate::format::ReadOptions;
 use crate::rules::{Move, Position};
-use crate::store::{FileKind, StoreError, StoredTable, file_name, value_of_distance};
-use crate::table::{Material, Metric, Value, resolve};
+use crate::store::{StoreError, StoredTable, file_name, value_of_distance};
+use crate::table::{Dtw, Dtz, Material, Metric, Value, Wdl, resolve};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::sync::{Arc, RwLock};
 
 /// Why a probe failed.
 #[derive(Debug)]
 pub enum ProbeError {
-    /// No file for this material (and kind) in any table directory.
-    MissingTable { material: Material, kind: FileKind },
+    /// No file for this material and metric in any table directory.
+    MissingTable { material: Material, metric: Metric },
     /// The position has more pieces than any table in the directories.
     TooManyPieces { pieces: u32, max: u32 },
     /// A table directory does not exist or cannot be read.
-    BadDirectory(PathBuf, String),
-    /// A table file is unreadable or corrupt.
+    BadDirectory(PathBuf, std::io::Error),
+    /// A table file is unreadable, damaged, or not the table it is named after
+    /// ([`StoreError::path`] and [`StoreError::block`] say where).
     Store(StoreError),
 }
 
 impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ProbeError::MissingTable { material, kind } => {
+            ProbeError::MissingTable { material, metric } => {
                 write!(
                     f,
                     "missing table {} (file {})",
                     material.canonical(),
-                    file_name(*material, *kind)
+                    file_name(*material, *metric)
                 )
             }
             ProbeError::TooManyPieces { pieces, max } => {
@@ -57,7 +59,15 @@ impl fmt::Display for ProbeError {
     }
 }
 
-impl std::error::Error for ProbeError {}
+impl std::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProbeError::BadDirectory(_, e) => Some(e),
+            ProbeError::Store(e) => Some(e),
+            _ => None,
+        }
+    }
+}
 
 impl From<StoreError> for ProbeError {
     fn from(e: StoreError) -> ProbeError {
@@ -68,12 +78,12 @@ impl From<StoreError> for ProbeError {
 /// The value of a position in all metrics a probe can give.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub struct Probe {
-    /// −2 loss, −1 blessed loss, 0 draw, +1 cursed win, +2 win (50-move rule; SPEC.md §2).
-    pub wdl: i8,
-    /// Exact DTZ value `W(n)`/`D`/`L(n)`.
-    pub dtz: Value,
-    /// DTW value, if DTW files exist.
-    pub dtw: Option<Value>,
+    /// Win, draw or loss under the 50-move rule (SPEC.md §2).
+    pub wdl: Wdl,
+    /// Exact DTZ.
+    pub dtz: Dtz,
+    /// DTW, if DTW files exist.
+    pub dtw: Option<Dtw>,
 }
 
 /// One legal move with the value it leads to, from the mover's view.
@@ -81,19 +91,43 @@ pub struct Probe {
 pub struct RankedMove {
     pub mv: Move,
     /// Score of the move for the mover in DTZ terms (SPEC.md §2: zeroing moves score by WDL).
-    pub dtz: Value,
+    pub dtz: Dtz,
     /// Score in DTW terms, if DTW files exist.
-    pub dtw: Option<Value>,
+    pub dtw: Option<Dtw>,
 }
 
 /// How to order moves (SPEC.md §5).
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum RankBy {
+    /// By WDL class, then zeroing moves that keep the win, then DTZ.
     Dtz,
+    /// By DTW, then as [`RankBy::Dtz`].
     Dtw,
 }
 
-type Key = (Material, FileKind);
+impl fmt::Display for RankBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            RankBy::Dtz => "dtz",
+            RankBy::Dtw => "dtw",
+        })
+    }
+}
+
+impl FromStr for RankBy {
+    type Err = crate::table::UnknownMetric;
+
+    /// `dtz` or `dtw`.
+    fn from_str(s: &str) -> Result<RankBy, Self::Err> {
+        match s {
+            "dtz" => Ok(RankBy::Dtz),
+            "dtw" => Ok(RankBy::Dtw),
+            _ => Err(crate::table::UnknownMetric(s.to_string())),
+        }
+    }
+}
+
+type Key = (Material, Metric);
 
 /// A set of table directories, opened lazily per file.
 pub struct Tablebase {
@@ -118,8 +152,8 @@ impl Tablebase {
         let mut out = Vec::new();
         for d in dirs {
             let d = d.as_ref();
-            let entries = std::fs::read_dir(d)
-                .map_err(|e| ProbeError::BadDirectory(d.to_path_buf(), e.to_string()))?;
+            let entries =
+                std::fs::read_dir(d).map_err(|e| ProbeError::BadDirectory(d.to_path_buf(), e))?;
             for e in entries.flatten() {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
@@ -146,27 +180,29 @@ impl Tablebase {
         self.max_pieces
     }
 
-    /// The table file of `material` and `kind`, opened on first use.
+    /// The table file of `material` and `metric`, opened on first use.
     pub fn table(
         &self,
         material: Material,
-        kind: FileKind,
+        metric: Metric,
     ) -> Result<Arc<StoredTable>, ProbeError> {
-        let key = (material.canonical(), kind);
+        let key = (material.canonical(), metric);
         if let Some(t) = self.tables.read().expect("table cache lock").get(&key) {
             return t.clone().ok_or(ProbeError::MissingTable {
                 material: key.0,
-                kind,
+                metric,
             });
         }
-        let name = file_name(key.0, kind);
+        let name = file_name(key.0, metric);
         let found = match self
             .dirs
             .iter()
             .map(|d| d.join(&name))
             .find(|p| p.is_file())
         {
-            Some(path) => Some(Arc::new(StoredTable::open(&path, key.0, kind, &self.opts)?)),
+            Some(path) => Some(Arc::new(StoredTable::open(
+                &path, key.0, metric, &self.opts,
+            )?)),
             None => None,
         };
         self.tables
@@ -175,7 +211,7 @@ impl Tablebase {
             .insert(key, found.clone());
         found.ok_or(ProbeError::MissingTable {
             material: key.0,
-            kind,
+            metric,
         })
     }
 
@@ -200,57 +236,60 @@ impl Tablebase {
     }
 
     /// The stored WDL of a quiet position.
-    fn lookup_wdl(&self, pos: &Position) -> Result<i8, ProbeError> {
-        let t = self.table(Material::of_position(pos), FileKind::Wdl)?;
+    fn lookup_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
+        let t = self.table(Material::of_position(pos), Metric::Wdl)?;
         let (side, idx) = t.index.encode(pos).expect("material matches its table");
         Ok(t.wdl(side, idx)?)
     }
 
-    /// The value of a quiet position read from the files of `kind`: a representative of its
-    /// WDL class for [`FileKind::Wdl`], the exact value for the others.
-    pub(crate) fn lookup(&self, pos: &Position, kind: FileKind) -> Result<Value, ProbeError> {
+    /// The value of a quiet position read from the files of `metric`: a representative of its
+    /// WDL class for [`Metric::Wdl`] ([`Wdl::as_value`]), the exact value for the others.
+    pub(crate) fn lookup(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
         let m = Material::of_position(pos);
-        if kind == FileKind::Wdl {
-            return Ok(wdl_value(self.lookup_wdl(pos)?));
+        if metric == Metric::Wdl {
+            return Ok(self.lookup_wdl(pos)?.as_value());
         }
-        // The file of `kind` first, so that a missing one is reported even for a draw.
-        let t = self.table(m, kind)?;
-        let wdl = self.table(m, FileKind::Wdl)?;
+        // The file of `metric` first, so that a missing one is reported even for a draw.
+        let t = self.table(m, metric)?;
+        let wdl = self.table(m, Metric::Wdl)?;
         let (side, idx) = t.index.encode(pos).expect("material matches its table");
         let w = wdl.wdl(side, idx)?;
-        if w == 0 {
+        if w == Wdl::Draw {
             return Ok(Value::DRAW);
         }
         if t.stores_side(side) {
-            return Ok(value_of_distance(kind, w, t.distance(side, idx)?));
+            return Ok(value_of_distance(metric, w, t.distance(side, idx)?));
         }
         // A `.dtz` file stores one side; the other is one ply of search away (SPEC.md §2):
         // every move here is quiet, and leads to the stored side or is a pawn move.
-        debug_assert_eq!(kind, FileKind::Dtz);
+        debug_assert_eq!(metric, Metric::Dtz);
         let mut best: Option<Value> = None;
         for mv in pos.legal_moves().iter() {
             let child = pos.after(mv);
             let score = if mv.is_zeroing() {
-                Metric::Dtz.zeroing(self.resolve_with(&child, Metric::Dtz, FileKind::Wdl)?)
+                Metric::Dtz.zeroing(self.resolve_with(&child, Metric::Wdl)?)
             } else if child.has_capture() {
-                self.resolve_with(&child, Metric::Dtz, FileKind::Wdl)?
-                    .after_move()
+                self.resolve_with(&child, Metric::Wdl)?.after_move()
             } else {
                 // Same table, the stored side to move.
                 let (cs, ci) = t.index.encode(&child).expect("same material");
                 // From a loss inside the 50-move rule every quiet move leads to a win inside it
                 // (a draw or a cursed win there would make this position better than a loss),
                 // so the child's WDL need not be read.
-                let cw = if w == -2 { 2 } else { wdl.wdl(cs, ci)? };
-                debug_assert!(w != -2 || wdl.wdl(cs, ci).ok() == Some(2));
-                if cw == 0 {
+                let cw = if w == Wdl::Loss {
+                    Wdl::Win
+                } else {
+                    wdl.wdl(cs, ci)?
+                };
+                debug_assert!(w != Wdl::Loss || wdl.wdl(cs, ci).ok() == Some(Wdl::Win));
+                if cw == Wdl::Draw {
                     Value::DRAW
-                } else if w > 0 && cw > 0 {
+                } else if w.is_win() && cw.is_win() {
                     // A move into a win for the opponent, from a won position: never the
                     // best move, so its distance need not be read.
                     Value::loss(1)
                 } else {
-                    value_of_distance(kind, cw, t.distance(cs, ci)?).after_move()
+                    value_of_distance(metric, cw, t.distance(cs, ci)?).after_move()
                 }
             };
             best = Some(best.map_or(score, |b| b.max(score)));
@@ -259,37 +298,33 @@ impl Tablebase {
         Ok(best.unwrap_or(Value::win(0)))
     }
 
-    /// [`resolve`] with lookups in the files of `kind`.
-    fn resolve_with(
-        &self,
-        pos: &Position,
-        metric: Metric,
-        kind: FileKind,
-    ) -> Result<Value, ProbeError> {
-        resolve(pos, metric, &mut |p: &Position| self.lookup(p, kind))
+    /// [`resolve`] in `metric`, with lookups in the files of `metric`.
+    fn resolve_with(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
+        resolve(pos, metric, &mut |p: &Position| self.lookup(p, metric))
     }
 
     /// WDL under the 50-move rule, from the side to move's view (only `.wdl` files are read).
-    pub fn probe_wdl(&self, pos: &Position) -> Result<i8, ProbeError> {
+    pub fn probe_wdl(&self, pos: &Position) -> Result<Wdl, ProbeError> {
         self.check_size(pos)?;
-        Ok(self.resolve_with(pos, Metric::Dtz, FileKind::Wdl)?.wdl())
+        Ok(self.resolve_with(pos, Metric::Wdl)?.wdl())
     }
 
-    /// Exact DTZ value (`W(n)`, `D`, `L(n)`; its [`Value::wdl`] is the WDL).
-    pub fn probe_dtz(&self, pos: &Position) -> Result<Value, ProbeError> {
+    /// Exact DTZ (`W(n)`, `D`, `L(n)`; its [`Dtz::wdl`] is the WDL).
+    pub fn probe_dtz(&self, pos: &Position) -> Result<Dtz, ProbeError> {
         self.check_size(pos)?;
-        if pos.has_capture() {
-            // Captures are zeroing: their scores need only the WDL of what they lead to.
-            self.resolve_with(pos, Metric::Dtz, FileKind::Wdl)
+        // Captures are zeroing: their scores need only the WDL of what they lead to.
+        let metric = if pos.has_capture() {
+            Metric::Wdl
         } else {
-            self.resolve_with(pos, Metric::Dtz, FileKind::Dtz)
-        }
+            Metric::Dtz
+        };
+        Ok(Dtz(self.resolve_with(pos, metric)?))
     }
 
-    /// DTW value (50-move rule ignored).
-    pub fn probe_dtw(&self, pos: &Position) -> Result<Value, ProbeError> {
+    /// DTW (the 50-move rule ignored).
+    pub fn probe_dtw(&self, pos: &Position) -> Result<Dtw, ProbeError> {
         self.check_size(pos)?;
-        self.resolve_with(pos, Metric::Dtw, FileKind::Dtw)
+        Ok(Dtw(self.resolve_with(pos, Metric::Dtw)?))
     }
 
     /// WDL, DTZ and (if its files exist) DTW.
@@ -298,7 +333,7 @@ impl Tablebase {
         let dtw = match self.probe_dtw(pos) {
             Ok(v) => Some(v),
             Err(ProbeError::MissingTable {
-                kind: FileKind::Dtw,
+                metric: Metric::Dtw,
                 ..
             }) => None,
             Err(e) => return Err(e),
@@ -317,13 +352,13 @@ impl Tablebase {
         for m in pos.legal_moves().iter() {
             let child = pos.after(m);
             let c = self.probe_dtz(&child)?;
-            let dtz = if m.is_zeroing() {
-                Metric::Dtz.zeroing(c)
+            let dtz = Dtz(if m.is_zeroing() {
+                Metric::Dtz.zeroing(c.value())
             } else {
-                c.after_move()
-            };
+                c.value().after_move()
+            });
             let dtw = if with_dtw {
-                Some(self.probe_dtw(&child)?.after_move())
+                Some(Dtw(self.probe_dtw(&child)?.value().after_move()))
             } else {
                 None
             };
@@ -332,15 +367,14 @@ impl Tablebase {
         match by {
             RankBy::Dtz => out.sort_by_key(|r| std::cmp::Reverse(dtz_key(r))),
             RankBy::Dtw => out.sort_by_key(|r| {
-                std::cmp::Reverse((r.dtw.map_or(i32::MIN, Value::rank), dtz_key(r)))
+                std::cmp::Reverse((r.dtw.map_or(i32::MIN, |v| v.value().rank()), dtz_key(r)))
             }),
         }
         Ok(out)
     }
 
     fn has_dtw(&self, pos: &Position) -> bool {
-        self.table(Material::of_position(pos), FileKind::Dtw)
-            .is_ok()
+        self.table(Material::of_position(pos), Metric::Dtw).is_ok()
     }
 
     /// An optimal line from `pos` to the end of the game (or `max_plies`), best moves only.
@@ -358,7 +392,7 @@ impl Tablebase {
             }
             let moves = self.rank_moves(&cur, by)?;
             let Some(best) = moves.first() else { break };
-            if best.dtz.is_draw() && by == RankBy::Dtz {
+            if best.dtz.value().is_draw() && by == RankBy::Dtz {
                 break;
             }
             line.push(best.mv);
@@ -370,18 +404,7 @@ impl Tablebase {
 
 /// Sort key of SPEC.md §5 for DTZ ranking: class, then zeroing moves that keep the win, then
 /// the shorter win / the longer loss.
-fn dtz_key(r: &RankedMove) -> (i8, bool, i32) {
-    let v = r.dtz;
+fn dtz_key(r: &RankedMove) -> (Wdl, bool, i32) {
+    let v = r.dtz.value();
     (v.wdl(), v.is_win() && r.mv.is_zeroing(), v.rank())
-}
-
-/// A representative value of a WDL class (only its class is used by a WDL probe).
-pub(crate) fn wdl_value(wdl: i8) -> Value {
-    match wdl {
-        2 => Value::win(1),
-        1 => Value::win(101),
-        0 => Value::DRAW,
-        -1 => Value::loss(101),
-        _ => Value::loss(1),
-    }
 }

@@ -12,8 +12,8 @@
 
 use super::{ProbeError, Tablebase};
 use crate::format::ReadOptions;
-use crate::store::{FileKind, StoreError, StoredTable, file_name};
-use crate::table::{Index, Material, Value};
+use crate::store::{StoreError, StoredTable, file_name};
+use crate::table::{Index, Material, Metric, Value, Wdl};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -29,7 +29,7 @@ pub enum StatsError {
     Inconsistent {
         material: Material,
         fen: String,
-        wdl: i8,
+        wdl: Wdl,
         dtz: Value,
     },
     /// Resolving a capture position needed a smaller table that failed.
@@ -53,7 +53,8 @@ impl fmt::Display for StatsError {
             } => {
                 write!(
                     f,
-                    "{material}: the .wdl file says {wdl} but the .dtz file says {dtz:?} for {fen}"
+                    "{material}: the .wdl file says {} but the .dtz file says {dtz:?} for {fen}",
+                    wdl.to_i8()
                 )
             }
             StatsError::Probe(e) => write!(f, "resolving captures: {e}"),
@@ -171,7 +172,7 @@ impl Histogram {
     }
 }
 
-/// WDL classes in the order loss, blessed loss, draw, cursed win, win (index = WDL + 2).
+/// WDL classes in the order loss, blessed loss, draw, cursed win, win ([`Wdl::index`]).
 pub const WDL_NAMES: [&str; 5] = ["loss", "blessed_loss", "draw", "cursed_win", "win"];
 
 /// Statistics of one side to move.
@@ -181,9 +182,9 @@ pub struct SideStats {
     pub stored: u64,
     /// Valid positions whose side to move has a capture (not stored).
     pub captures: u64,
-    /// Stored positions by WDL + 2 (see [`WDL_NAMES`]).
+    /// Stored positions by [`Wdl::index`] (see [`WDL_NAMES`]).
     pub wdl: [u64; 5],
-    /// Capture positions by WDL + 2, if resolved.
+    /// Capture positions by [`Wdl::index`], if resolved.
     pub capture_wdl: Option<[u64; 5]>,
     pub dtz: Histogram,
     pub dtw: Option<Histogram>,
@@ -201,15 +202,15 @@ pub struct TableStats {
     pub sides: [SideStats; 2],
 }
 
-fn open(dir: &Path, m: Material, kind: FileKind) -> Result<StoredTable, StatsError> {
-    let path = dir.join(file_name(m, kind));
+fn open(dir: &Path, m: Material, metric: Metric) -> Result<StoredTable, StatsError> {
+    let path = dir.join(file_name(m, metric));
     if !path.is_file() {
         return Err(StatsError::Missing(path));
     }
     Ok(StoredTable::open(
         &path,
         m,
-        kind,
+        metric,
         &ReadOptions { cache_blocks: 0 },
     )?)
 }
@@ -222,10 +223,10 @@ pub fn table_stats(
     opts: &StatsOptions,
 ) -> Result<TableStats, StatsError> {
     let m = material.canonical();
-    let wdl = open(dir, m, FileKind::Wdl)?;
-    let dtz = open(dir, m, FileKind::Dtz)?;
-    let dtw = if dir.join(file_name(m, FileKind::Dtw)).is_file() {
-        Some(open(dir, m, FileKind::Dtw)?)
+    let wdl = open(dir, m, Metric::Wdl)?;
+    let dtz = open(dir, m, Metric::Dtz)?;
+    let dtw = if dir.join(file_name(m, Metric::Dtw)).is_file() {
+        Some(open(dir, m, Metric::Dtw)?)
     } else {
         None
     };
@@ -242,8 +243,8 @@ pub fn table_stats(
     let n = index.size();
     let mut sides: [SideStats; 2] = Default::default();
     for (side, out) in sides.iter_mut().enumerate() {
-        let w = wdl.decode_side(side)?;
-        let wdl_at = |i: usize| w[i] as i8 - 2;
+        let w = wdl.decode_wdl(side)?;
+        let wdl_at = |i: usize| w[i];
         let z = if dtz.stores_side(side) {
             Some(dtz.decode_values(side, wdl_at)?)
         } else {
@@ -271,17 +272,17 @@ pub fn table_stats(
                     s.captures += 1;
                     if let Some(cw) = &mut s.capture_wdl {
                         let v = tb.probe_wdl(&pos).map_err(StatsError::Probe)?;
-                        cw[(v + 2) as usize] += 1;
+                        cw[v.index()] += 1;
                     }
                     continue;
                 }
                 s.stored += 1;
                 let i = idx as usize;
-                let wdl_v = w[i] as i8 - 2;
+                let wdl_v = w[i];
                 let dtz_v = match &z {
                     Some(z) => z[i],
-                    None if wdl_v == 0 => Value::DRAW,
-                    None => tb.probe_dtz(&pos).map_err(StatsError::Probe)?,
+                    None if wdl_v == Wdl::Draw => Value::DRAW,
+                    None => tb.probe_dtz(&pos).map_err(StatsError::Probe)?.value(),
                 };
                 if dtz_v.wdl() != wdl_v {
                     return Err(StatsError::Inconsistent {
@@ -291,7 +292,7 @@ pub fn table_stats(
                         dtz: dtz_v,
                     });
                 }
-                s.wdl[w[i] as usize] += 1;
+                s.wdl[wdl_v.index()] += 1;
                 s.dtz.add(dtz_v, idx);
                 if let (Some(d), Some(h)) = (&d, &mut s.dtw) {
                     h.add(d[i], idx);

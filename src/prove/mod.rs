@@ -68,7 +68,7 @@ pub trait Oracle: Sync {
     /// WDL of `pos` from the side to move's view (SPEC.md §2), or `None` where no table covers
     /// it. Called only for positions where both sides have pieces and that fit
     /// [`Oracle::max_pieces`] (or have one piece more and a capture to play).
-    fn wdl(&self, pos: &Position) -> Result<Option<i8>, String>;
+    fn wdl(&self, pos: &Position) -> Result<Option<i8>, ProbeError>;
 }
 
 /// No tables: leaves are finished games only.
@@ -79,7 +79,7 @@ impl Oracle for NoTables {
         0
     }
 
-    fn wdl(&self, _: &Position) -> Result<Option<i8>, String> {
+    fn wdl(&self, _: &Position) -> Result<Option<i8>, ProbeError> {
         Ok(None)
     }
 }
@@ -89,11 +89,11 @@ impl Oracle for Tablebase {
         Tablebase::max_pieces(self)
     }
 
-    fn wdl(&self, pos: &Position) -> Result<Option<i8>, String> {
+    fn wdl(&self, pos: &Position) -> Result<Option<i8>, ProbeError> {
         match self.probe_wdl(pos) {
-            Ok(w) => Ok(Some(w)),
+            Ok(w) => Ok(Some(w.to_i8())),
             Err(ProbeError::MissingTable { .. } | ProbeError::TooManyPieces { .. }) => Ok(None),
-            Err(e) => Err(e.to_string()),
+            Err(e) => Err(e),
         }
     }
 }
@@ -217,7 +217,7 @@ pub struct Report {
 #[derive(Debug)]
 pub enum ProveError {
     /// A table probe failed (corrupt file, unreadable directory).
-    Table(String),
+    Table(ProbeError),
     /// The transposition table could not be allocated.
     Memory(String),
     /// The search thread could not start or died.
@@ -234,7 +234,14 @@ impl std::fmt::Display for ProveError {
     }
 }
 
-impl std::error::Error for ProveError {}
+impl std::error::Error for ProveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProveError::Table(e) => Some(e),
+            ProveError::Memory(_) | ProveError::Thread(_) => None,
+        }
+    }
+}
 
 /// Stack for the search thread: df-pn and proof extraction recurse once per ply.
 const STACK_BYTES: usize = 512 << 20;

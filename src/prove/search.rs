@@ -29,6 +29,7 @@ use super::hash;
 use super::proof::{Proof, Step};
 use super::tt::{CAP, Entry, INF, NO_MOVE, Tt};
 use super::{Answer, MoveStatus, Options, Oracle, Progress, ProveError, Report, fits_tables};
+use crate::probe::ProbeError;
 use crate::rules::{Color, Move, Position};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::Ordering;
@@ -93,7 +94,7 @@ pub(super) struct Search<'a> {
     next_progress: Instant,
     next_check: u64,
     aborted: bool,
-    error: Option<String>,
+    error: Option<ProbeError>,
     nodes: u64,
     evaluated: u64,
     probes: u64,

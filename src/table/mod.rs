@@ -6,13 +6,19 @@
 //! ([`crate::store`]) writes and reads one, the prober and the verifier value positions with
 //! [`resolve`].
 
+mod captures;
 pub mod index;
 pub mod material;
 mod memory;
+mod metric;
 pub mod value;
+mod wdl;
 
+pub use captures::resolve;
 pub use index::{Index, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::Table;
+pub use metric::{Metric, UnknownMetric};
 pub(crate) use value::PENDING;
-pub use value::{MAX_DISTANCE, Metric, Value, resolve};
+pub use value::{MAX_DISTANCE, Value};
+pub use wdl::{Dtw, Dtz, Wdl};

@@ -1,5 +1,5 @@
-//! The value of a position, packed in a `u16`, and the capture search that values any position
-//! from the stored values of quiet ones (shared by the generator, probe and verify).
+//! The value of a position, packed in a `u16`: the currency of the solver, the files, the
+//! prober and the verifier.
 //!
 //! `V(P)` (SPEC.md §2 for DTZ, §3 for DTW) is one of `W(n)`, `D`, `L(n)`:
 //!
@@ -13,7 +13,7 @@
 //! During generation a slot may also hold `0x8000 | baseline`: a quiet position not decided yet,
 //! whose best zeroing move so far scores `baseline` (`0` = it has no zeroing move).
 
-use crate::rules::{MoveList, Position};
+use super::Wdl;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -98,16 +98,24 @@ impl Value {
         }
     }
 
-    /// WDL under the 50-move rule (SPEC.md §2): +2 win, +1 cursed win, 0 draw, −1 blessed loss,
-    /// −2 loss. Meaningful for DTZ values.
+    /// WDL under the 50-move rule (SPEC.md §2): a win or loss within 100 plies of the next
+    /// zeroing move, a cursed win or blessed loss beyond. Meaningful for DTZ values.
     #[inline]
-    pub const fn wdl(self) -> i8 {
+    pub const fn wdl(self) -> Wdl {
         if self.is_win() {
-            if self.distance() <= 100 { 2 } else { 1 }
+            if self.distance() <= 100 {
+                Wdl::Win
+            } else {
+                Wdl::CursedWin
+            }
         } else if self.is_loss() {
-            if self.distance() <= 100 { -2 } else { -1 }
+            if self.distance() <= 100 {
+                Wdl::Loss
+            } else {
+                Wdl::BlessedLoss
+            }
         } else {
-            0
+            Wdl::Draw
         }
     }
 
@@ -173,56 +181,6 @@ impl fmt::Debug for Value {
     }
 }
 
-/// Which value a table holds.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
-pub enum Metric {
-    /// WDL under the 50-move rule with exact DTZ (SPEC.md §2).
-    Dtz,
-    /// Depth to win, 50-move rule ignored (SPEC.md §3).
-    Dtw,
-}
-
-impl Metric {
-    /// Score for the mover of a zeroing move (capture or pawn move) into a child of value `child`.
-    #[inline]
-    pub const fn zeroing(self, child: Value) -> Value {
-        match self {
-            Metric::Dtz => match child.wdl() {
-                -2 => Value::win(1),
-                -1 => Value::win(101),
-                0 => Value::DRAW,
-                1 => Value::loss(101),
-                _ => Value::loss(1),
-            },
-            Metric::Dtw => child.after_move(),
-        }
-    }
-}
-
-/// The value of any position, resolving captures (en passant included) by search and looking up
-/// quiet positions with `lookup` (SPEC.md §4). A side to move without pieces has won: `W(0)`.
-pub fn resolve<E>(
-    pos: &Position,
-    metric: Metric,
-    lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
-) -> Result<Value, E> {
-    if pos.us().is_empty() {
-        return Ok(Value::win(0));
-    }
-    if !pos.has_capture() {
-        return lookup(pos);
-    }
-    let mut list = MoveList::new();
-    pos.captures(&mut list);
-    let mut best: Option<Value> = None;
-    for m in list.iter() {
-        let child = pos.after(m);
-        let v = metric.zeroing(resolve(&child, metric, lookup)?);
-        best = Some(best.map_or(v, |b| b.max(v)));
-    }
-    Ok(best.expect("a position with a capture has a capture move"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -232,15 +190,12 @@ mod tests {
         assert_eq!(Value::loss(4).after_move(), Value::win(5));
         assert_eq!(Value::win(0).after_move(), Value::loss(1));
         assert_eq!(Value::DRAW.after_move(), Value::DRAW);
-        assert_eq!(Value::win(100).wdl(), 2);
-        assert_eq!(Value::win(101).wdl(), 1);
-        assert_eq!(Value::loss(101).wdl(), -1);
+        assert_eq!(Value::win(100).wdl(), Wdl::Win);
+        assert_eq!(Value::win(101).wdl(), Wdl::CursedWin);
+        assert_eq!(Value::loss(101).wdl(), Wdl::BlessedLoss);
         assert!(Value::win(3) > Value::win(5));
         assert!(Value::win(300) > Value::DRAW);
         assert!(Value::loss(7) > Value::loss(3));
         assert!(Value::DRAW > Value::loss(300));
-        assert_eq!(Metric::Dtz.zeroing(Value::loss(150)), Value::win(101));
-        assert_eq!(Metric::Dtz.zeroing(Value::win(0)), Value::loss(1));
-        assert_eq!(Metric::Dtw.zeroing(Value::win(7)), Value::loss(8));
     }
 }

@@ -1,14 +1,13 @@
 //! The self-consistency check of the module doc: every stored position against the values its
 //! successors derive.
 
-use super::tables::{TableSet, View, ViewTable, Want, decode, read_by};
+use super::tables::{TableSet, View, ViewTable, decode, read_by};
 use super::{
     Check, Disagreement, Reading, Report, TableReport, VerifyError, VerifyEvent, VerifyOptions,
 };
 use crate::rules::{Move, MoveList, Position};
-use crate::store::{FileKind, StoredTable};
-use crate::table::Material;
-use crate::table::{Metric, Value, resolve};
+use crate::store::StoredTable;
+use crate::table::{Material, Metric, Value, Wdl, resolve};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -61,17 +60,18 @@ fn open_files(
     report: &mut TableReport,
 ) -> Option<[Option<StoredTable>; 3]> {
     let mut files: [Option<StoredTable>; 3] = [None, None, None];
-    for (k, kind) in FileKind::ALL.into_iter().enumerate() {
-        let Some(path) = set.path(m, kind) else {
-            if kind != FileKind::Dtw {
-                report
-                    .errors
-                    .push(VerifyError::MissingTable { material: m, kind });
+    for (k, metric) in Metric::ALL.into_iter().enumerate() {
+        let Some(path) = set.path(m, metric) else {
+            if metric != Metric::Dtw {
+                report.errors.push(VerifyError::MissingTable {
+                    material: m,
+                    metric,
+                });
             }
             continue;
         };
         report.files.push(path.clone());
-        match super::tables::open_path(&path, m, kind).and_then(|t| {
+        match super::tables::open_path(&path, m, metric).and_then(|t| {
             t.file().verify_checksums()?;
             Ok(t)
         }) {
@@ -125,15 +125,15 @@ fn build_view(
         None => None,
     };
     // What this table's check decoded is what later tables need from it.
-    set.insert(m, FileKind::Wdl, own_wdl.clone());
+    set.insert(m, Metric::Wdl, own_wdl.clone());
     if let Some(Ok(d)) = &own_dtw {
-        set.insert(m, FileKind::Dtw, d.clone());
+        set.insert(m, Metric::Dtw, d.clone());
     }
     let mut tables = vec![ViewTable::new(m, Ok(own_wdl), Some(own_dtz), own_dtw)];
     for r in read_by(m) {
         // A table that cannot be read is an error only if a position really reaches it.
-        let wdl = set.decoded(r, FileKind::Wdl);
-        let dtw = dtw.map(|_| set.decoded(r, FileKind::Dtw));
+        let wdl = set.decoded(r, Metric::Wdl);
+        let dtw = dtw.map(|_| set.decoded(r, Metric::Dtw));
         tables.push(ViewTable::new(r, wdl, None, dtw));
     }
     let mut view = View::new(tables);
@@ -161,7 +161,7 @@ fn derive_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
             for idx in c * CHUNK..((c + 1) * CHUNK).min(size) {
                 let v = match own.index.decode(side, idx) {
                     Some(pos) if !pos.has_capture() => {
-                        if view.stored(side, idx, Want::Wdl)?.wdl() == 0 {
+                        if view.stored(side, idx, Metric::Wdl)?.wdl() == Wdl::Draw {
                             Value::DRAW
                         } else {
                             let mut moves = MoveList::new();
@@ -183,8 +183,8 @@ fn derive_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
 /// are checked as they are decoded) and the `.wdl` files of every table it reaches.
 #[cfg(feature = "syzygy")]
 pub(super) fn dtz_view(set: &TableSet, m: Material) -> Result<View, VerifyError> {
-    let wdl = set.open(m, FileKind::Wdl)?;
-    let dtz = set.open(m, FileKind::Dtz)?;
+    let wdl = set.open(m, Metric::Wdl)?;
+    let dtz = set.open(m, Metric::Dtz)?;
     build_view(set, m, &wdl, &dtz, None)
 }
 
@@ -269,8 +269,8 @@ fn check_slot(
     // No capture: the legal moves are the quiet moves.
     let mut moves = MoveList::new();
     pos.quiet_moves(&mut moves);
-    let stored_wdl = view.stored(side, idx, Want::Wdl)?.wdl();
-    let stored_dtz = view.stored(side, idx, Want::Dtz)?;
+    let stored_wdl = view.stored(side, idx, Metric::Wdl)?.wdl();
+    let stored_dtz = view.stored(side, idx, Metric::Dtz)?;
     let dtz = derive_dtz(view, &pos, &moves)?;
     let mut report = |check, stored, derived| {
         f.disagreements += 1;
@@ -297,17 +297,17 @@ fn check_slot(
         );
     }
     if own.has_dtw() {
-        let stored_dtw = view.stored(side, idx, Want::Dtw)?;
+        let stored_dtw = view.stored(side, idx, Metric::Dtw)?;
         let dtw = derive_dtw(view, &pos, &moves)?;
         if stored_dtw != dtw {
             report(Check::Dtw, Reading::Value(stored_dtw), Reading::Value(dtw));
         }
         let class_ok = if stored_dtw.is_win() {
-            stored_wdl > 0
+            stored_wdl.is_win()
         } else if stored_dtw.is_loss() {
-            stored_wdl < 0
+            stored_wdl.is_loss()
         } else {
-            stored_wdl == 0
+            stored_wdl == Wdl::Draw
         };
         if !class_ok {
             report(
@@ -326,7 +326,7 @@ fn derive_dtz(view: &View, pos: &Position, moves: &[Move]) -> Result<Value, Veri
         return Ok(Value::win(0));
     }
     let mut best: Option<Value> = None;
-    let mut wdl = |p: &Position| view.lookup(p, Want::Wdl);
+    let mut wdl = |p: &Position| view.lookup(p, Metric::Wdl);
     for m in moves {
         let child = pos.after(m);
         let score = if m.is_zeroing() {
@@ -336,7 +336,7 @@ fn derive_dtz(view: &View, pos: &Position, moves: &[Move]) -> Result<Value, Veri
             // The child's stored DTZ; if the opponent must capture there, the best of its
             // captures (zeroing moves, scored by WDL).
             resolve(&child, Metric::Dtz, &mut |p: &Position| {
-                view.lookup(p, Want::Dtz)
+                view.lookup(p, Metric::Dtz)
             })?
             .after_move()
         };
@@ -351,7 +351,7 @@ fn derive_dtw(view: &View, pos: &Position, moves: &[Move]) -> Result<Value, Veri
         return Ok(Value::win(0));
     }
     let mut best: Option<Value> = None;
-    let mut dtw = |p: &Position| view.lookup(p, Want::Dtw);
+    let mut dtw = |p: &Position| view.lookup(p, Metric::Dtw);
     for m in moves {
         let score = resolve(&pos.after(m), Metric::Dtw, &mut dtw)?.after_move();
         best = Some(best.map_or(score, |b| b.max(score)));

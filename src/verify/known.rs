@@ -6,9 +6,9 @@
 //! with `fen` is a header; empty lines and lines starting with `#` are skipped.
 
 use super::VerifyError;
-use crate::probe::Tablebase;
+use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
-use crate::table::Value;
+use crate::table::Wdl;
 use std::fmt;
 use std::path::Path;
 
@@ -18,7 +18,7 @@ pub struct KnownRow {
     /// Line number in the file (1-based).
     pub line: usize,
     pub position: Position,
-    pub wdl: i8,
+    pub wdl: Wdl,
     pub dtz: i32,
     /// `None`: no DTW column; `Some(None)`: a draw.
     pub dtw: Option<Option<i32>>,
@@ -29,7 +29,7 @@ pub struct KnownRow {
 pub struct KnownMismatch {
     pub row: KnownRow,
     /// What the tables say: WDL, DTZ, and DTW when the row has one (`None` = draw).
-    pub wdl: i8,
+    pub wdl: Wdl,
     pub dtz: i32,
     pub dtw: Option<Option<i32>>,
 }
@@ -44,12 +44,20 @@ impl fmt::Display for KnownMismatch {
         write!(
             f,
             "line {}: {}: expected wdl {:+} dtz {:+}",
-            r.line, r.position, r.wdl, r.dtz
+            r.line,
+            r.position,
+            r.wdl.to_i8(),
+            r.dtz
         )?;
         if let Some(d) = r.dtw {
             write!(f, " dtw {}", dtw_text(d))?;
         }
-        write!(f, ", tables say wdl {:+} dtz {:+}", self.wdl, self.dtz)?;
+        write!(
+            f,
+            ", tables say wdl {:+} dtz {:+}",
+            self.wdl.to_i8(),
+            self.dtz
+        )?;
         if let Some(d) = self.dtw {
             write!(f, " dtw {}", dtw_text(d))?;
         }
@@ -57,14 +65,29 @@ impl fmt::Display for KnownMismatch {
     }
 }
 
+/// A row that could not be probed: missing or corrupt tables.
+#[derive(Debug)]
+pub struct KnownError {
+    pub line: usize,
+    pub position: Position,
+    pub error: ProbeError,
+}
+
+impl fmt::Display for KnownError {
+    /// The position and the error (the line is the reader's to place).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.position, self.error)
+    }
+}
+
 /// The outcome of [`check_known`].
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct KnownReport {
     /// Rows checked (agreeing, disagreeing or failing).
     pub rows: usize,
     pub mismatches: Vec<KnownMismatch>,
-    /// Rows that could not be probed (missing or corrupt tables), with their line.
-    pub errors: Vec<(usize, String)>,
+    /// Rows that could not be probed.
+    pub errors: Vec<KnownError>,
 }
 
 impl KnownReport {
@@ -106,10 +129,10 @@ pub fn parse_known(text: &str) -> Result<Vec<KnownRow>, (usize, String)> {
         let position: Position = fields[0]
             .parse()
             .map_err(|e| (line, format!("bad FEN '{}': {e}", fields[0])))?;
-        let wdl: i8 = fields[1]
+        let wdl = fields[1]
             .parse()
             .ok()
-            .filter(|w: &i8| (-2..=2).contains(w))
+            .and_then(Wdl::from_i8)
             .ok_or((line, format!("bad wdl '{}' (−2..2)", fields[1])))?;
         let dtz: i32 = fields[2]
             .parse()
@@ -142,13 +165,13 @@ pub fn check_known(tb: &Tablebase, rows: &[KnownRow]) -> KnownReport {
         ..KnownReport::default()
     };
     for row in rows {
-        let probe = || -> Result<KnownMismatch, String> {
-            let dtz = tb.probe_dtz(&row.position).map_err(|e| e.to_string())?;
+        let probe = || -> Result<KnownMismatch, ProbeError> {
+            let dtz = tb.probe_dtz(&row.position)?;
             let dtw = match row.dtw {
                 None => None,
                 Some(_) => {
-                    let v: Value = tb.probe_dtw(&row.position).map_err(|e| e.to_string())?;
-                    Some((!v.is_draw()).then(|| v.signed()))
+                    let v = tb.probe_dtw(&row.position)?;
+                    Some((!v.value().is_draw()).then(|| v.signed()))
                 }
             };
             Ok(KnownMismatch {
@@ -161,9 +184,11 @@ pub fn check_known(tb: &Tablebase, rows: &[KnownRow]) -> KnownReport {
         match probe() {
             Ok(m) if m.wdl == row.wdl && m.dtz == row.dtz && m.dtw == row.dtw => {}
             Ok(m) => report.mismatches.push(m),
-            Err(e) => report
-                .errors
-                .push((row.line, format!("{}: {e}", row.position))),
+            Err(error) => report.errors.push(KnownError {
+                line: row.line,
+                position: row.position,
+                error,
+            }),
         }
     }
     report
@@ -180,7 +205,7 @@ mod tests {
         assert_eq!(rows.len(), 2);
         assert_eq!(
             (rows[0].line, rows[0].wdl, rows[0].dtz, rows[0].dtw),
-            (3, 2, 32, None)
+            (3, Wdl::Win, 32, None)
         );
         assert_eq!(rows[1].dtw, Some(None));
         assert_eq!(

@@ -45,13 +45,14 @@ mod tables;
 pub mod syzygy;
 
 pub use consistency::verify_tables;
-pub use known::{KnownMismatch, KnownReport, KnownRow, check_known, parse_known, read_known};
+pub use known::{
+    KnownError, KnownMismatch, KnownReport, KnownRow, check_known, parse_known, read_known,
+};
 pub use tables::tables_in;
 
 use crate::rules::Position;
-use crate::store::{FileKind, StoreError};
-use crate::table::Material;
-use crate::table::Value;
+use crate::store::StoreError;
+use crate::table::{Material, Metric, Value, Wdl};
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -131,8 +132,8 @@ impl fmt::Display for Check {
 /// A value as read or derived.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
 pub enum Reading {
-    /// WDL, −2..=2.
-    Wdl(i8),
+    /// A WDL class.
+    Wdl(Wdl),
     /// A DTZ or DTW value.
     Value(Value),
 }
@@ -140,7 +141,7 @@ pub enum Reading {
 impl fmt::Display for Reading {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reading::Wdl(w) => write!(f, "{w:+}"),
+            Reading::Wdl(w) => write!(f, "{:+}", w.to_i8()),
             Reading::Value(v) if v.is_draw() => f.write_str("D"),
             Reading::Value(v) => write!(f, "{v:?} ({:+})", v.signed()),
         }
@@ -236,9 +237,9 @@ impl Report {
 #[derive(Clone, Debug)]
 pub enum VerifyError {
     /// A table directory does not exist or cannot be read.
-    BadDirectory(PathBuf, String),
-    /// No file of this table and kind in any table directory.
-    MissingTable { material: Material, kind: FileKind },
+    BadDirectory(PathBuf, Arc<std::io::Error>),
+    /// No file of this table and metric in any table directory.
+    MissingTable { material: Material, metric: Metric },
     /// A file is unreadable, corrupt, fails a checksum, or is not the table it is named after.
     Store(Arc<StoreError>),
     /// While checking `material`, a table it needs (`needed`) could not be read.
@@ -263,12 +264,12 @@ impl fmt::Display for VerifyError {
             VerifyError::BadDirectory(p, e) => {
                 write!(f, "cannot read table directory {}: {e}", p.display())
             }
-            VerifyError::MissingTable { material, kind } => {
+            VerifyError::MissingTable { material, metric } => {
                 write!(
                     f,
                     "missing table {} (no file {} in the table directories)",
                     material,
-                    crate::store::file_name(*material, *kind)
+                    crate::store::file_name(*material, *metric)
                 )
             }
             VerifyError::Store(e) => write!(f, "{e}"),

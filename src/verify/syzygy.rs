@@ -11,11 +11,10 @@
 //! |DTZ| 3/2/103); anything else is a [`DtzClass::Mismatch`].
 
 use super::consistency::dtz_view;
-use super::tables::{TableSet, View, Want};
+use super::tables::{TableSet, View};
 use super::{VerifyError, VerifyEvent};
 use crate::rules::{Color, Position, Role};
-use crate::table::Material;
-use crate::table::{Metric, resolve};
+use crate::table::{Material, Metric, Wdl, resolve};
 use rayon::prelude::*;
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, FromSetup, Setup};
@@ -83,13 +82,13 @@ pub fn has_threat_move(pos: &Position) -> bool {
 
 /// Compare the exact DTZ `exact_dtz` (SPEC.md §2; `wdl` its WDL) with the Syzygy DTZ
 /// `syzygy_dtz` of the same position `pos`. WDL is assumed to match already.
-pub fn classify_dtz(exact_dtz: i32, wdl: i8, syzygy_dtz: i32, pos: &Position) -> DtzClass {
+pub fn classify_dtz(exact_dtz: i32, wdl: Wdl, syzygy_dtz: i32, pos: &Position) -> DtzClass {
     let (d, p) = (exact_dtz, syzygy_dtz);
     if p == d {
         return DtzClass::Exact;
     }
     if d == 0 {
-        return if wdl == 2 && p == 1 {
+        return if wdl == Wdl::Win && p == 1 {
             DtzClass::Terminal
         } else {
             DtzClass::Mismatch
@@ -241,13 +240,14 @@ fn to_shakmaty(pos: &Position) -> Result<Antichess, String> {
 }
 
 /// Syzygy's WDL (after zeroing) and DTZ (rounding ignored) of a position.
-fn probe(tb: &Syzygy<Antichess>, pos: &Position) -> Result<(i8, i32), String> {
+fn probe(tb: &Syzygy<Antichess>, pos: &Position) -> Result<(Wdl, i32), String> {
     let p = to_shakmaty(pos)?;
     let wdl = tb
         .probe_wdl_after_zeroing(&p)
         .map_err(|e| format!("{pos}: wdl: {e}"))?;
     let dtz = tb.probe_dtz(&p).map_err(|e| format!("{pos}: dtz: {e}"))?;
-    Ok((wdl as i8, dtz.ignore_rounding().0))
+    let wdl = Wdl::from_i8(wdl as i8).ok_or_else(|| format!("{pos}: wdl out of range"))?;
+    Ok((wdl, dtz.ignore_rounding().0))
 }
 
 /// How to compare.
@@ -367,10 +367,10 @@ fn compare_table(
                 };
                 let ours = if pos.has_capture() {
                     resolve(&pos, Metric::Dtz, &mut |p: &Position| {
-                        view.lookup(p, Want::Wdl)
+                        view.lookup(p, Metric::Wdl)
                     })?
                 } else {
-                    view.stored(side, idx, Want::Dtz)?
+                    view.stored(side, idx, Metric::Dtz)?
                 };
                 let (wdl, dtz) = probe(tb, &pos).map_err(VerifyError::Syzygy)?;
                 part.positions += 1;
@@ -380,8 +380,9 @@ fn compare_table(
                         part.examples.push((
                             None,
                             format!(
-                                "wdl mismatch: {pos}: ours {:+} ({ours:?}), syzygy {wdl:+}",
-                                ours.wdl()
+                                "wdl mismatch: {pos}: ours {:+} ({ours:?}), syzygy {:+}",
+                                ours.wdl().to_i8(),
+                                wdl.to_i8()
                             ),
                         ));
                     }
@@ -463,21 +464,36 @@ mod tests {
     #[test]
     fn classes() {
         let pos: Position = "8/8/8/8/8/8/8/K6k w - - 0 1".parse().unwrap();
-        assert_eq!(classify_dtz(5, 2, 5, &pos), DtzClass::Exact);
-        assert_eq!(classify_dtz(6, 2, 5, &pos), DtzClass::RoundedByOne);
-        assert_eq!(classify_dtz(-106, -1, -105, &pos), DtzClass::RoundedByOne);
-        assert_eq!(classify_dtz(0, 2, 1, &pos), DtzClass::Terminal);
-        assert_eq!(classify_dtz(-1, -2, -3, &pos), DtzClass::SingleValued);
-        assert_eq!(classify_dtz(5, 2, -5, &pos), DtzClass::Mismatch);
-        assert_eq!(classify_dtz(8, 2, 5, &pos), DtzClass::Mismatch);
-        assert_eq!(classify_dtz(4, 2, 2, &pos), DtzClass::SingleValued);
-        assert_eq!(classify_dtz(-5, -2, -3, &pos), DtzClass::SingleValued);
-        assert_eq!(classify_dtz(-150, -1, -103, &pos), DtzClass::SingleValued);
-        assert_eq!(classify_dtz(-150, -1, -3, &pos), DtzClass::Mismatch);
+        assert_eq!(classify_dtz(5, Wdl::Win, 5, &pos), DtzClass::Exact);
+        assert_eq!(classify_dtz(6, Wdl::Win, 5, &pos), DtzClass::RoundedByOne);
+        assert_eq!(
+            classify_dtz(-106, Wdl::BlessedLoss, -105, &pos),
+            DtzClass::RoundedByOne
+        );
+        assert_eq!(classify_dtz(0, Wdl::Win, 1, &pos), DtzClass::Terminal);
+        assert_eq!(
+            classify_dtz(-1, Wdl::Loss, -3, &pos),
+            DtzClass::SingleValued
+        );
+        assert_eq!(classify_dtz(5, Wdl::Win, -5, &pos), DtzClass::Mismatch);
+        assert_eq!(classify_dtz(8, Wdl::Win, 5, &pos), DtzClass::Mismatch);
+        assert_eq!(classify_dtz(4, Wdl::Win, 2, &pos), DtzClass::SingleValued);
+        assert_eq!(
+            classify_dtz(-5, Wdl::Loss, -3, &pos),
+            DtzClass::SingleValued
+        );
+        assert_eq!(
+            classify_dtz(-150, Wdl::BlessedLoss, -103, &pos),
+            DtzClass::SingleValued
+        );
+        assert_eq!(
+            classify_dtz(-150, Wdl::BlessedLoss, -3, &pos),
+            DtzClass::Mismatch
+        );
         // A king move that forces the other king to capture is a threat.
         let threat: Position = "8/8/8/8/8/8/8/K1k5 w - - 0 1".parse().unwrap();
         assert!(has_threat_move(&threat) && !has_threat_move(&pos));
-        assert_eq!(classify_dtz(1, 2, 2, &threat), DtzClass::Threat);
-        assert_eq!(classify_dtz(1, 2, 2, &pos), DtzClass::Mismatch);
+        assert_eq!(classify_dtz(1, Wdl::Win, 2, &threat), DtzClass::Threat);
+        assert_eq!(classify_dtz(1, Wdl::Win, 2, &pos), DtzClass::Mismatch);
     }
 }

@@ -10,10 +10,8 @@
 use super::VerifyError;
 use crate::format::ReadOptions;
 use crate::rules::{Board, Color, Piece, Position, Role};
-use crate::store::{FileKind, StoredTable, file_name};
-use crate::table::Index;
-use crate::table::Material;
-use crate::table::Value;
+use crate::store::{StoredTable, file_name};
+use crate::table::{Index, Material, Metric, Value, Wdl};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -23,12 +21,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 pub fn tables_in(dirs: &[PathBuf]) -> Result<Vec<Material>, VerifyError> {
     let mut found = BTreeSet::new();
     for d in dirs {
-        let entries = std::fs::read_dir(d)
-            .map_err(|e| VerifyError::BadDirectory(d.clone(), e.to_string()))?;
+        let entries =
+            std::fs::read_dir(d).map_err(|e| VerifyError::BadDirectory(d.clone(), Arc::new(e)))?;
         for e in entries.flatten() {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            let stem = FileKind::ALL
+            let stem = Metric::ALL
                 .iter()
                 .find_map(|k| name.strip_suffix(&format!(".{}", k.extension())));
             if let Some(m) = stem.and_then(|s| Material::parse(s).ok())
@@ -44,9 +42,9 @@ pub fn tables_in(dirs: &[PathBuf]) -> Result<Vec<Material>, VerifyError> {
     Ok(v)
 }
 
-/// The decoded sections of one file: WDL (`wdl + 2`, 0..=4) or values.
+/// The decoded sections of one file: WDL or values.
 pub(super) enum Decoded {
-    Wdl([Vec<u8>; 2]),
+    Wdl([Vec<Wdl>; 2]),
     Values([Vec<Value>; 2]),
 }
 
@@ -63,17 +61,13 @@ impl Decoded {
 /// values take sign and class from it). A side to move that a `.dtz` file does not store is
 /// left as draws, for [`ViewTable::fill_dtz_side`].
 pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decoded, VerifyError> {
-    Ok(match (table.kind, wdl) {
-        (FileKind::Wdl, _) => {
-            let side = |s: usize| table.decode_side(s);
-            // `decode_side` has checked every symbol is a WDL (0..=4).
-            Decoded::Wdl([side(0)?, side(1)?].map(|v| v.into_iter().map(|x| x as u8).collect()))
-        }
+    Ok(match (table.metric, wdl) {
+        (Metric::Wdl, _) => Decoded::Wdl([table.decode_wdl(0)?, table.decode_wdl(1)?]),
         (_, Some(Decoded::Wdl(w))) => {
             let mut out = [Vec::new(), Vec::new()];
             for (s, o) in out.iter_mut().enumerate() {
                 *o = if table.stores_side(s) {
-                    table.decode_values(s, |i| w[s][i] as i8 - 2)?
+                    table.decode_values(s, |i| w[s][i])?
                 } else {
                     vec![Value::DRAW; table.index.size() as usize]
                 };
@@ -92,7 +86,7 @@ struct Entry {
 
 #[derive(Default)]
 struct Cache {
-    map: HashMap<(Material, FileKind), Entry>,
+    map: HashMap<(Material, Metric), Entry>,
     clock: u64,
 }
 
@@ -110,8 +104,7 @@ impl TableSet {
     /// Check that every directory can be read.
     pub fn new(dirs: &[PathBuf], cache_bytes: usize) -> Result<TableSet, VerifyError> {
         for d in dirs {
-            std::fs::read_dir(d)
-                .map_err(|e| VerifyError::BadDirectory(d.clone(), e.to_string()))?;
+            std::fs::read_dir(d).map_err(|e| VerifyError::BadDirectory(d.clone(), Arc::new(e)))?;
         }
         Ok(TableSet {
             dirs: dirs.to_vec(),
@@ -120,9 +113,9 @@ impl TableSet {
         })
     }
 
-    /// The file of `material` and `kind` in the first directory that has it.
-    pub fn path(&self, material: Material, kind: FileKind) -> Option<PathBuf> {
-        let name = file_name(material.canonical(), kind);
+    /// The file of `material` and `metric` in the first directory that has it.
+    pub fn path(&self, material: Material, metric: Metric) -> Option<PathBuf> {
+        let name = file_name(material.canonical(), metric);
         self.dirs
             .iter()
             .map(|d| d.join(&name))
@@ -130,17 +123,17 @@ impl TableSet {
     }
 
     /// Open a file (header checked against the table it should be).
-    pub fn open(&self, material: Material, kind: FileKind) -> Result<StoredTable, VerifyError> {
+    pub fn open(&self, material: Material, metric: Metric) -> Result<StoredTable, VerifyError> {
         let material = material.canonical();
         let path = self
-            .path(material, kind)
-            .ok_or(VerifyError::MissingTable { material, kind })?;
-        open_path(&path, material, kind)
+            .path(material, metric)
+            .ok_or(VerifyError::MissingTable { material, metric })?;
+        open_path(&path, material, metric)
     }
 
     /// The decoded sections of a file, from the cache or decoded now.
-    pub fn decoded(&self, material: Material, kind: FileKind) -> Result<Arc<Decoded>, VerifyError> {
-        let key = (material.canonical(), kind);
+    pub fn decoded(&self, material: Material, metric: Metric) -> Result<Arc<Decoded>, VerifyError> {
+        let key = (material.canonical(), metric);
         {
             let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
             cache.clock += 1;
@@ -150,25 +143,25 @@ impl TableSet {
                 return Ok(e.data.clone());
             }
         }
-        let table = self.open(key.0, kind)?;
-        let wdl = match kind {
-            FileKind::Wdl => None,
-            _ => Some(self.decoded(key.0, FileKind::Wdl)?),
+        let table = self.open(key.0, metric)?;
+        let wdl = match metric {
+            Metric::Wdl => None,
+            _ => Some(self.decoded(key.0, Metric::Wdl)?),
         };
         let data = Arc::new(decode(&table, wdl.as_deref())?);
-        self.insert(key.0, kind, data.clone());
+        self.insert(key.0, metric, data.clone());
         Ok(data)
     }
 
     /// Put decoded sections into the cache.
-    pub fn insert(&self, material: Material, kind: FileKind, data: Arc<Decoded>) {
+    pub fn insert(&self, material: Material, metric: Metric, data: Arc<Decoded>) {
         let mut cache = self.cache.lock().unwrap_or_else(PoisonError::into_inner);
         cache.clock += 1;
         let used = cache.clock;
         let bytes = data.bytes();
         cache
             .map
-            .insert((material.canonical(), kind), Entry { data, bytes, used });
+            .insert((material.canonical(), metric), Entry { data, bytes, used });
     }
 
     /// Drop the least recently used entries until the cache holds at most its byte budget.
@@ -178,7 +171,7 @@ impl TableSet {
         if total <= self.cache_bytes {
             return;
         }
-        let mut by_age: Vec<((Material, FileKind), u64, usize)> = cache
+        let mut by_age: Vec<((Material, Metric), u64, usize)> = cache
             .map
             .iter()
             .map(|(k, e)| (*k, e.used, e.bytes))
@@ -194,13 +187,13 @@ impl TableSet {
     }
 }
 
-/// Open `path` as the `kind` file of `material`.
+/// Open `path` as the `metric` file of `material`.
 pub(super) fn open_path(
     path: &Path,
     material: Material,
-    kind: FileKind,
+    metric: Metric,
 ) -> Result<StoredTable, VerifyError> {
-    Ok(StoredTable::open(path, material, kind, &READ)?)
+    Ok(StoredTable::open(path, material, metric, &READ)?)
 }
 
 /// Every table (canonical, `material` excluded) a position of `material` can reach by any
@@ -270,18 +263,6 @@ fn one_step(m: Material) -> Vec<Material> {
         }
     }
     out
-}
-
-/// Which stored value a lookup reads.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub(super) enum Want {
-    /// The `.wdl` file, as a representative value of its class (only the class is used).
-    Wdl,
-    /// The `.dtz` file of the table being checked; for other tables (reached through captures,
-    /// where only the class matters) the `.wdl` file as for [`Want::Wdl`].
-    Dtz,
-    /// The `.dtw` file.
-    Dtw,
 }
 
 /// One table of a [`View`].
@@ -357,18 +338,6 @@ pub(super) struct View {
     shift: u32,
 }
 
-/// A representative value of a WDL class (`wdl + 2` as stored).
-#[inline]
-fn wdl_value(stored: u8) -> Value {
-    match stored {
-        4 => Value::win(1),
-        3 => Value::win(101),
-        2 => Value::DRAW,
-        1 => Value::loss(101),
-        _ => Value::loss(1),
-    }
-}
-
 impl View {
     pub fn new(tables: Vec<ViewTable>) -> View {
         let bits = (4 * tables.len())
@@ -421,9 +390,12 @@ impl View {
     }
 
     /// The stored value of a quiet position (no capture for the side to move, no en passant) of
-    /// any table of the view.
+    /// any table of the view, read from the file of `metric`: for [`Metric::Wdl`] a
+    /// representative of the class ([`Wdl::as_value`]); for [`Metric::Dtz`] the `.dtz` values
+    /// of the table being checked, and for the other tables (reached through captures, where
+    /// only the class matters) their `.wdl` file.
     #[inline]
-    pub fn lookup(&self, pos: &Position, want: Want) -> Result<Value, VerifyError> {
+    pub fn lookup(&self, pos: &Position, metric: Metric) -> Result<Value, VerifyError> {
         let own = self.tables[0].material;
         let Some((t, swapped)) = self.find(pos.board()) else {
             let m = Material::of_position(pos).canonical();
@@ -432,7 +404,7 @@ impl View {
                 needed: m,
                 error: Box::new(VerifyError::MissingTable {
                     material: m,
-                    kind: FileKind::Wdl,
+                    metric: Metric::Wdl,
                 }),
             });
         };
@@ -444,13 +416,13 @@ impl View {
         } else {
             (pos.turn().index(), t.index.encode_board(pos.board()))
         };
-        self.read(t, side, idx as usize, want)
+        self.read(t, side, idx as usize, metric)
     }
 
     /// The stored value of slot `idx` of section `side` of the table being checked.
     #[inline]
-    pub fn stored(&self, side: usize, idx: u64, want: Want) -> Result<Value, VerifyError> {
-        self.read(&self.tables[0], side, idx as usize, want)
+    pub fn stored(&self, side: usize, idx: u64, metric: Metric) -> Result<Value, VerifyError> {
+        self.read(&self.tables[0], side, idx as usize, metric)
     }
 
     #[inline]
@@ -459,7 +431,7 @@ impl View {
         t: &ViewTable,
         side: usize,
         idx: usize,
-        want: Want,
+        metric: Metric,
     ) -> Result<Value, VerifyError> {
         let own = self.tables[0].material;
         let dep_err = |e: &VerifyError| {
@@ -473,25 +445,25 @@ impl View {
                 }
             }
         };
-        let data = match want {
-            Want::Wdl => t.wdl.as_ref().map_err(dep_err)?,
+        let data = match metric {
+            Metric::Wdl => t.wdl.as_ref().map_err(dep_err)?,
             // Other tables are reached through captures only, where only the class matters.
-            Want::Dtz => match &t.dtz {
+            Metric::Dtz => match &t.dtz {
                 Some(d) => d,
                 None => t.wdl.as_ref().map_err(dep_err)?,
             },
-            Want::Dtw => match &t.dtw {
+            Metric::Dtw => match &t.dtw {
                 Some(d) => d.as_ref().map_err(dep_err)?,
                 None => {
                     return Err(dep_err(&VerifyError::MissingTable {
                         material: t.material,
-                        kind: FileKind::Dtw,
+                        metric: Metric::Dtw,
                     }));
                 }
             },
         };
         Ok(match &**data {
-            Decoded::Wdl(s) => wdl_value(s[side][idx]),
+            Decoded::Wdl(s) => s[side][idx].as_value(),
             Decoded::Values(s) => s[side][idx],
         })
     }

@@ -1,0 +1,201 @@
+//! Reading a table's files: the header checked against the table it should be, symbols
+//! decoded to WDL or distances.
+
+use super::{StoreError, value_of_distance, wdl_of_symbol};
+use crate::format::{self, TableFile};
+use crate::table::{Index, MAX_DISTANCE, Material, Metric, Value, Wdl};
+use std::path::Path;
+
+/// One open table file of one material.
+pub struct StoredTable {
+    pub index: Index,
+    pub metric: Metric,
+    file: TableFile,
+    /// Section of each side to move, if the file stores it.
+    section: [Option<usize>; 2],
+    /// Symbol → distance (`.dtz`/`.dtw` files).
+    distances: Vec<u16>,
+}
+
+impl StoredTable {
+    /// Open `path` as the `metric` file of `material`, checking that its header agrees.
+    pub fn open(
+        path: &Path,
+        material: Material,
+        metric: Metric,
+        opts: &format::ReadOptions,
+    ) -> Result<StoredTable, StoreError> {
+        let material = material.canonical();
+        let file = TableFile::open_with(path, opts)?;
+        let index = Index::new(material);
+        let meta = file.meta();
+        let mismatch = |what: String| StoreError::Mismatch {
+            path: path.to_path_buf(),
+            what,
+        };
+        if meta.material != material.to_string() {
+            return Err(mismatch(format!(
+                "holds material {}, expected {material}",
+                meta.material
+            )));
+        }
+        if meta.metric != metric {
+            return Err(mismatch(format!(
+                "holds metric {}, expected {}",
+                meta.metric,
+                metric.extension()
+            )));
+        }
+        if meta.index_params != index.params() {
+            return Err(mismatch(
+                "index parameters differ from this version's".to_string(),
+            ));
+        }
+        let (mask, distances) = match metric {
+            Metric::Wdl if meta.encoding.is_empty() => (3u8, Vec::new()),
+            Metric::Wdl => return Err(mismatch("unexpected value map".to_string())),
+            _ => {
+                let e = &meta.encoding;
+                if e.len() < 3 || e.len() % 2 != 1 || !matches!(e[0], 1..=3) {
+                    return Err(mismatch("bad value map".to_string()));
+                }
+                let d: Vec<u16> = e[1..]
+                    .chunks_exact(2)
+                    .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                    .collect();
+                if d.iter().any(|&x| x > MAX_DISTANCE) {
+                    return Err(mismatch("bad value map".to_string()));
+                }
+                (e[0], d)
+            }
+        };
+        if metric == Metric::Dtw && mask != 3 {
+            return Err(mismatch("a .dtw file must store both sides".to_string()));
+        }
+        let mut section = [None, None];
+        let mut n = 0;
+        for (side, sec) in section.iter_mut().enumerate() {
+            if mask >> side & 1 != 0 {
+                *sec = Some(n);
+                n += 1;
+            }
+        }
+        if file.section_count() != n || (0..n).any(|s| file.section_len(s) != index.size()) {
+            return Err(mismatch(format!(
+                "expected {n} section(s) of {} values",
+                index.size()
+            )));
+        }
+        Ok(StoredTable {
+            index,
+            metric,
+            file,
+            section,
+            distances,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// The underlying file (checksums, sizes).
+    pub fn file(&self) -> &TableFile {
+        &self.file
+    }
+
+    /// Does the file store positions with `side` to move (always, but for `.dtz` files)?
+    #[inline]
+    pub fn stores_side(&self, side: usize) -> bool {
+        self.section[side].is_some()
+    }
+
+    fn corrupt(&self, what: String) -> StoreError {
+        StoreError::Mismatch {
+            path: self.path().to_path_buf(),
+            what,
+        }
+    }
+
+    fn section_of(&self, side: usize) -> Result<usize, StoreError> {
+        self.section[side].ok_or_else(|| {
+            self.corrupt(format!(
+                "{} to move is not stored in this file",
+                if side == 0 { "White" } else { "Black" }
+            ))
+        })
+    }
+
+    fn bad_wdl(&self, raw: u16) -> StoreError {
+        self.corrupt(format!("WDL symbol {raw} out of range"))
+    }
+
+    /// Decode a stored symbol: WDL + 2 (0..=4) for WDL files, a distance otherwise.
+    #[inline]
+    fn decode(&self, raw: u16) -> Result<u16, StoreError> {
+        match self.metric {
+            Metric::Wdl => match wdl_of_symbol(raw) {
+                Some(_) => Ok(raw),
+                None => Err(self.bad_wdl(raw)),
+            },
+            _ => self
+                .distances
+                .get(raw as usize)
+                .copied()
+                .ok_or_else(|| self.corrupt(format!("symbol {raw} outside the value map"))),
+        }
+    }
+
+    /// The stored WDL of a slot (WDL files only).
+    #[inline]
+    pub fn wdl(&self, side: usize, idx: u64) -> Result<Wdl, StoreError> {
+        debug_assert_eq!(self.metric, Metric::Wdl);
+        let raw = self.file.get(side, idx)?;
+        wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw))
+    }
+
+    /// The stored distance of a slot (`.dtz`/`.dtw` files; meaningful only for quiet positions
+    /// with a decisive WDL, see [`value_of_distance`]).
+    pub fn distance(&self, side: usize, idx: u64) -> Result<u16, StoreError> {
+        debug_assert_ne!(self.metric, Metric::Wdl);
+        let s = self.section_of(side)?;
+        self.decode(self.file.get(s, idx)?)
+    }
+
+    /// Every slot of one side, decoded: WDL + 2 for WDL files, distances otherwise.
+    pub fn decode_side(&self, side: usize) -> Result<Vec<u16>, StoreError> {
+        let s = self.section_of(side)?;
+        let raw = self.file.decode_section(s)?;
+        raw.into_iter().map(|r| self.decode(r)).collect()
+    }
+
+    /// Every slot of one side of a `.wdl` file, decoded.
+    pub fn decode_wdl(&self, side: usize) -> Result<Vec<Wdl>, StoreError> {
+        debug_assert_eq!(self.metric, Metric::Wdl);
+        let s = self.section_of(side)?;
+        self.file
+            .decode_section(s)?
+            .into_iter()
+            .map(|raw| wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw)))
+            .collect()
+    }
+
+    /// Every slot of one side as values, from this `.dtz`/`.dtw` file and the same table's WDL
+    /// (`wdl(i)` of slot `i`): draws where the WDL is a draw, and the stored distance with the
+    /// WDL's sign and class elsewhere (meaningful for quiet positions only).
+    pub fn decode_values(
+        &self,
+        side: usize,
+        wdl: impl Fn(usize) -> Wdl,
+    ) -> Result<Vec<Value>, StoreError> {
+        let d = self.decode_side(side)?;
+        Ok(d.iter()
+            .enumerate()
+            .map(|(i, &d)| match wdl(i) {
+                Wdl::Draw => Value::DRAW,
+                w => value_of_distance(self.metric, w, d),
+            })
+            .collect())
+    }
+}
