@@ -156,8 +156,7 @@ impl fmt::Display for BuildError {
                 available,
             } => write!(
                 f,
-                "{what} needs about {} ({need} bytes) of memory, over the limit of {} ({available} bytes); \
-                 raise --memory-limit or build it on a larger machine",
+                "{what} needs about {} ({need} bytes) of memory, over the limit of {} ({available} bytes)",
                 human_bytes(*need),
                 human_bytes(*available)
             ),

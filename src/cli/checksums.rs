@@ -2,13 +2,20 @@
 //! format), or compare them with a published list such as `tables/CHECKSUMS`.
 
 use antitb::build::checksums::{compare, compute, format_list, parse_list, table_files};
+use clap::Args;
 use std::path::PathBuf;
 
+#[derive(Args)]
 pub struct ChecksumsArgs {
-    pub tables: PathBuf,
-    pub against: Option<PathBuf>,
-    /// With `against`: also fail when a listed file is missing.
-    pub all: bool,
+    /// Table directory
+    #[arg(long, default_value = "tables")]
+    tables: PathBuf,
+    /// Compare with this list (e.g. tables/CHECKSUMS) instead of printing
+    #[arg(long)]
+    against: Option<PathBuf>,
+    /// With --against: fail when a listed file is missing too
+    #[arg(long, requires = "against")]
+    all: bool,
 }
 
 pub fn run(args: ChecksumsArgs) -> Result<(), String> {

@@ -2,32 +2,56 @@
 //! follow (a bar on a terminal, one line per table otherwise), a one-screen summary, and a
 //! comparison with the published checksums at the end.
 
+use super::select::{self, duration};
+use super::with_threads;
 use antitb::build::checksums;
 use antitb::build::{
-    BuildEvent, BuildOptions, BuildReport, build, free_disk, human_bytes, physical_memory,
+    BuildError, BuildEvent, BuildOptions, BuildReport, Resource, build, free_disk, human_bytes,
+    physical_memory,
 };
-use antitb::store::StoreOptions;
-use antitb::store::file_name;
+use antitb::store::{StoreOptions, file_name};
 use antitb::table::{Material, Metric};
+use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+#[derive(Args)]
 pub struct GenerateArgs {
-    pub materials: Vec<String>,
-    pub max_pieces: Option<usize>,
-    pub tables: PathBuf,
-    pub extra: Vec<PathBuf>,
-    pub dtw: bool,
-    pub quiet: bool,
-    /// A size such as `8G` ([`parse_bytes`]); `None`: the machine's physical memory.
-    pub memory_limit: Option<String>,
-    pub no_disk_check: bool,
-    /// Checksum list to compare with at the end (default: `TABLES/CHECKSUMS` if it exists).
-    pub checksums: Option<PathBuf>,
-    pub no_checksums: bool,
+    /// Materials such as KQvR (default: all tables up to --max-pieces, or up to 4 pieces)
+    materials: Vec<String>,
+    /// Build every table with at most this many pieces
+    #[arg(long)]
+    max_pieces: Option<usize>,
+    /// Directory to write tables to
+    #[arg(long, default_value = "tables")]
+    tables: PathBuf,
+    /// More directories holding already built tables (read only)
+    #[arg(long = "with-tables")]
+    with_tables: Vec<PathBuf>,
+    /// Worker threads (default: all cores)
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Files to build per table (comma-separated): wdl and dtz always, dtw (depth to win) unless left out
+    #[arg(long, value_delimiter = ',', default_value = "wdl,dtz,dtw", value_parser = select::metric_parser())]
+    metrics: Vec<Metric>,
+    /// Print nothing but errors
+    #[arg(long, short)]
+    quiet: bool,
+    /// Refuse tables whose estimated peak memory exceeds this (e.g. 8G; default: physical memory)
+    #[arg(long)]
+    memory_limit: Option<String>,
+    /// Skip the free-disk check (its estimate of the files is an upper bound)
+    #[arg(long)]
+    no_disk_check: bool,
+    /// Checksum list to compare the files with at the end (default: TABLES/CHECKSUMS if it exists)
+    #[arg(long)]
+    checksums: Option<PathBuf>,
+    /// Do not compare with a checksum list
+    #[arg(long, conflicts_with = "checksums")]
+    no_checksums: bool,
 }
 
 /// The most pieces `generate` accepts (5-piece tables need up to a few GB of memory).
@@ -61,41 +85,6 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         format!("bad size '{s}': use a number with an optional K, M, G or T suffix")
     })?;
     Ok((v * mult as f64) as u64)
-}
-
-fn targets(args: &GenerateArgs) -> Result<Vec<Material>, String> {
-    let mut targets = Vec::new();
-    for name in &args.materials {
-        let m = Material::parse(name).map_err(|e| e.to_string())?;
-        if m.count() > MAX_GENERATE_PIECES {
-            return Err(format!(
-                "material {name} has {} pieces; generate supports at most {MAX_GENERATE_PIECES}",
-                m.count()
-            ));
-        }
-        targets.push(m.canonical());
-    }
-    if let Some(n) = args.max_pieces {
-        if !(2..=MAX_GENERATE_PIECES).contains(&n) {
-            return Err(format!(
-                "--max-pieces must be between 2 and {MAX_GENERATE_PIECES}, not {n}"
-            ));
-        }
-        targets.extend((2..=n).flat_map(Material::all_with_pieces));
-    }
-    if targets.is_empty() {
-        targets.extend((2..=4).flat_map(Material::all_with_pieces));
-    }
-    Ok(targets)
-}
-
-fn duration(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{:.1} s", d.as_secs_f64()),
-        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
-        _ => format!("{}h {:02}m", s / 3600, s / 60 % 60),
-    }
 }
 
 fn rate(per_sec: f64) -> String {
@@ -171,15 +160,39 @@ fn metric_name(m: Metric) -> &'static str {
 }
 
 pub fn run(args: GenerateArgs) -> Result<(), String> {
-    let targets = targets(&args)?;
+    let dtw = select::with_dtw(&args.metrics)?;
+    with_threads(args.threads, || generate(&args, dtw))
+}
+
+/// The message of a build error; a table over the memory limit says how to get past it.
+fn build_error(e: BuildError) -> String {
+    match e {
+        BuildError::TooLarge {
+            resource: Resource::Memory,
+            ..
+        } => format!("{e}; raise --memory-limit or build it on a larger machine"),
+        e => e.to_string(),
+    }
+}
+
+fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
+    let mut targets = select::tables(
+        &args.materials,
+        args.max_pieces,
+        "generate",
+        MAX_GENERATE_PIECES,
+    )?;
+    if targets.is_empty() {
+        targets = select::up_to(4);
+    }
     let memory_limit = match &args.memory_limit {
         Some(s) => Some(parse_bytes(s).map_err(|e| format!("--memory-limit: {e}"))?),
         None => physical_memory(),
     };
     let opts = BuildOptions {
         dir: args.tables.clone(),
-        extra_dirs: args.extra.clone(),
-        dtw: args.dtw,
+        extra_dirs: args.with_tables.clone(),
+        dtw,
         write: StoreOptions::default(),
         memory_limit,
         check_disk: !args.no_disk_check,
@@ -262,8 +275,8 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
                 } else {
                     0.3 + 0.6 * p.group as f64 / p.groups.max(1) as f64
                 };
-                let metrics = if args.dtw { 2.0 } else { 1.0 };
-                let k = if args.dtw && p.metric == Metric::Dtw {
+                let metrics = if dtw { 2.0 } else { 1.0 };
+                let k = if dtw && p.metric == Metric::Dtw {
                     1.0
                 } else {
                     0.0
@@ -302,10 +315,10 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
         bar.set_message(st.current());
     });
     bar.finish_and_clear();
-    let report = report.map_err(|e| e.to_string())?;
-    let check = compare_checksums(&args, &targets)?;
+    let report = report.map_err(build_error)?;
+    let check = compare_checksums(args, &targets, dtw)?;
     if !quiet {
-        print_summary(&args, &opts, &report, &targets, check.as_ref());
+        print_summary(args, &opts, &report, &targets, check.as_ref());
     }
     Ok(())
 }
@@ -314,6 +327,7 @@ pub fn run(args: GenerateArgs) -> Result<(), String> {
 fn compare_checksums(
     args: &GenerateArgs,
     targets: &[Material],
+    dtw: bool,
 ) -> Result<Option<(PathBuf, checksums::Comparison)>, String> {
     if args.no_checksums {
         return Ok(None);
@@ -329,7 +343,7 @@ fn compare_checksums(
         }
     };
     let list = checksums::parse_list(&list_path).map_err(|e| e.to_string())?;
-    let kinds = antitb::build::metrics(args.dtw);
+    let kinds = antitb::build::metrics(dtw);
     let names: Vec<String> = Material::closure(targets)
         .into_iter()
         .flat_map(|m| kinds.iter().map(move |&k| file_name(m, k)))

@@ -1,46 +1,45 @@
 //! `antitb plan`: the dependency graph of a request, with estimates, as a Makefile or JSON.
 
+use super::select;
 use antitb::build::plan::plan;
-use antitb::table::Material;
+use antitb::table::{MAX_PIECES, Metric};
+use clap::{Args, ValueEnum};
 
-pub struct PlanArgs {
-    pub materials: Vec<String>,
-    pub max_pieces: Option<usize>,
-    pub dtw: bool,
-    pub make: bool,
+#[derive(Copy, Clone, ValueEnum)]
+enum PlanFormat {
+    Make,
+    Json,
 }
 
-/// Largest piece count a plan accepts (material names are limited to this anyway).
-const MAX_PLAN_PIECES: usize = antitb::table::MAX_PIECES;
+#[derive(Args)]
+pub struct PlanArgs {
+    /// Materials such as KQvR (default: all tables up to --max-pieces, or up to 4 pieces)
+    materials: Vec<String>,
+    /// Every table with at most this many pieces
+    #[arg(long)]
+    max_pieces: Option<usize>,
+    /// Files to plan per table (comma-separated): wdl and dtz always, dtw unless left out
+    #[arg(long, value_delimiter = ',', default_value = "wdl,dtz,dtw", value_parser = select::metric_parser())]
+    metrics: Vec<Metric>,
+    /// Output format
+    #[arg(long, value_enum, default_value = "json")]
+    format: PlanFormat,
+}
 
 pub fn run(args: PlanArgs) -> Result<(), String> {
-    let mut targets = Vec::new();
-    for name in &args.materials {
-        targets.push(
-            Material::parse(name)
-                .map_err(|e| e.to_string())?
-                .canonical(),
-        );
-    }
-    if let Some(n) = args.max_pieces {
-        if !(2..=MAX_PLAN_PIECES).contains(&n) {
-            return Err(format!(
-                "--max-pieces must be between 2 and {MAX_PLAN_PIECES}, not {n}"
-            ));
-        }
-        targets.extend((2..=n).flat_map(Material::all_with_pieces));
-    }
+    let dtw = select::with_dtw(&args.metrics)?;
+    // A plan may name any table a material name can (`generate` takes fewer pieces).
+    let mut targets = select::tables(&args.materials, args.max_pieces, "plan", MAX_PIECES)?;
     if targets.is_empty() {
-        targets.extend((2..=4).flat_map(Material::all_with_pieces));
+        targets = select::up_to(4);
     }
-    let p = plan(&targets, args.dtw);
-    if args.make {
-        print!("{}", p.to_makefile());
-    } else {
-        println!(
+    let p = plan(&targets, dtw);
+    match args.format {
+        PlanFormat::Make => print!("{}", p.to_makefile()),
+        PlanFormat::Json => println!(
             "{}",
             serde_json::to_string_pretty(&p.to_json()).map_err(|e| e.to_string())?
-        );
+        ),
     }
     Ok(())
 }

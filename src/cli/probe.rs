@@ -1,19 +1,38 @@
 //! `antitb probe`: who wins, WDL, DTZ, DTW, and every legal move ranked.
 
 use antitb::probe::{RankBy, RankedMove, Tablebase};
+use antitb::rules::Color;
 use antitb::rules::notation::san;
-use antitb::rules::{Color, Position};
 use antitb::table::{Dtw, Wdl};
+use clap::Args;
 use serde_json::json;
 use std::io::BufRead;
 use std::path::PathBuf;
 
+#[derive(Args)]
 pub struct ProbeArgs {
-    pub fens: Vec<String>,
-    pub tables: Vec<PathBuf>,
-    pub json: bool,
-    pub line: bool,
-    pub by: RankBy,
+    /// Positions in FEN; '-' reads one FEN per line from standard input
+    #[arg(required = true)]
+    fens: Vec<String>,
+    /// Table directory (repeatable)
+    #[arg(long, default_value = "tables")]
+    tables: Vec<PathBuf>,
+    /// One JSON object per position
+    #[arg(long)]
+    json: bool,
+    /// Print an optimal line to the end of the game
+    #[arg(long)]
+    line: bool,
+    /// Rank moves by DTZ (default) or DTW
+    #[arg(long, default_value = "dtz", value_parser = rank_parser())]
+    by: RankBy,
+}
+
+/// `--by`: `dtz` or `dtw` (listed in the help).
+fn rank_parser() -> impl clap::builder::TypedValueParser<Value = RankBy> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(["dtz", "dtw"])
+        .map(|s| s.parse::<RankBy>().expect("one of the possible values"))
 }
 
 fn category(wdl: Wdl) -> &'static str {
@@ -68,7 +87,7 @@ pub fn run(args: ProbeArgs) -> Result<(), String> {
 }
 
 fn probe_one(tb: &Tablebase, fen: &str, args: &ProbeArgs) -> Result<(), String> {
-    let pos: Position = fen.parse().map_err(|e| format!("bad FEN '{fen}': {e}"))?;
+    let pos = super::parse_position(fen)?;
     let game_over = pos.us().is_empty() || pos.legal_moves().is_empty();
     let p = tb.probe(&pos).map_err(|e| e.to_string())?;
     let moves = if game_over {

@@ -5,21 +5,47 @@ use antitb::probe::Tablebase;
 use antitb::prove::{self, Answer, MoveStatus, NoTables, Options, Oracle, Progress, check};
 use antitb::rules::notation::{parse_san, parse_uci};
 use antitb::rules::{Color, Position};
+use clap::Args;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+#[derive(Args)]
 pub struct ProveArgs {
-    pub fen: Option<String>,
-    pub moves: Option<String>,
-    pub tables: Vec<PathBuf>,
-    pub max_nodes: Option<u64>,
-    pub time: Option<f64>,
-    pub memory_mb: u64,
-    pub proof: Option<PathBuf>,
-    pub quiet: bool,
+    /// Position in FEN (default: the start position, with --moves)
+    fen: Option<String>,
+    /// Moves played first, UCI or SAN ("e2e3 b7b5 f1b5")
+    #[arg(long)]
+    moves: Option<String>,
+    /// Table directory (repeatable; default: ./tables if it exists)
+    #[arg(long)]
+    tables: Vec<PathBuf>,
+    /// Stop after this many expanded nodes
+    #[arg(long)]
+    max_nodes: Option<u64>,
+    /// Stop after this many seconds
+    #[arg(long)]
+    time: Option<f64>,
+    /// Transposition table size in MB
+    #[arg(long = "memory", value_name = "MEMORY", default_value_t = 256)]
+    memory_mb: u64,
+    /// Write the proof (win or loss) to this file
+    #[arg(long)]
+    proof: Option<PathBuf>,
+    /// No progress output
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+pub struct CheckProofArgs {
+    /// The proof file
+    file: PathBuf,
+    /// Table directory for table leaves (repeatable; default: ./tables if it exists)
+    #[arg(long)]
+    tables: Vec<PathBuf>,
 }
 
 fn color_name(c: Color) -> &'static str {
@@ -47,9 +73,7 @@ fn root_and_history(
     moves: Option<&str>,
 ) -> Result<(Position, Vec<Position>), String> {
     let mut pos = match fen {
-        Some(f) => f
-            .parse::<Position>()
-            .map_err(|e| format!("bad FEN '{f}': {e}"))?,
+        Some(f) => super::parse_position(f)?,
         None => Position::startpos(),
     };
     let mut history = Vec::new();
@@ -240,7 +264,8 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
     Ok(())
 }
 
-pub fn run_check(file: &Path, tables: &[PathBuf]) -> Result<(), String> {
+pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
+    let (file, tables) = (&args.file, &args.tables);
     let text = std::fs::read_to_string(file)
         .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
     let tb = open_tables(tables)?;

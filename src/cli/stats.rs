@@ -3,29 +3,37 @@
 use antitb::probe::stats::{
     Histogram, Longest, SideStats, StatsOptions, TableStats, WDL_NAMES, table_stats,
 };
-use antitb::table::Material;
+use antitb::table::MAX_PIECES;
+use clap::Args;
 use serde_json::json;
 use std::path::PathBuf;
 
+#[derive(Args)]
 pub struct StatsArgs {
-    pub material: String,
-    pub tables: PathBuf,
-    pub extra: Vec<PathBuf>,
-    pub json: bool,
-    pub resolve_captures: bool,
+    /// Material such as KQvR
+    material: String,
+    /// Table directory
+    #[arg(long, default_value = "tables")]
+    tables: PathBuf,
+    /// More directories with the smaller tables (for --resolve-captures)
+    #[arg(long = "with-tables")]
+    with_tables: Vec<PathBuf>,
+    /// Print one JSON object
+    #[arg(long)]
+    json: bool,
+    /// Also value the (unstored) capture positions by a capture search into smaller tables
+    #[arg(long)]
+    resolve_captures: bool,
 }
 
 const COUNTED: &str = "stored positions: valid slots of the index (positions up to the table's symmetry) whose \
 side to move has no capture; capture positions are not stored (a probe resolves them by a capture search)";
 
 pub fn run(args: StatsArgs) -> Result<(), String> {
-    let m = Material::parse(&args.material).map_err(|e| e.to_string())?;
-    if !m.is_table() {
-        return Err(format!("material {} is not a table", args.material));
-    }
+    let m = super::select::table(&args.material, "stats", MAX_PIECES)?;
     let opts = StatsOptions {
         resolve_captures: args.resolve_captures,
-        extra_dirs: args.extra.clone(),
+        extra_dirs: args.with_tables.clone(),
     };
     let st = table_stats(&args.tables, m, &opts).map_err(|e| e.to_string())?;
     if args.json {

@@ -5,12 +5,14 @@
 //! standard error (a line rewritten in place on a terminal, one line per table otherwise).
 //! Any disagreement or error makes the command fail.
 
+use super::select::{self, duration};
 use antitb::probe::Tablebase;
 use antitb::table::{MAX_PIECES, Material};
 use antitb::verify::{
     Report, TableReport, VerifyEvent, VerifyOptions, check_known, read_known, tables_in,
     verify_tables,
 };
+use clap::Args;
 use serde_json::json;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -19,18 +21,41 @@ use std::time::{Duration, Instant};
 
 const NO_SYZYGY: &str = "--syzygy needs a build with the cargo feature `syzygy` (cargo build --release --features syzygy)";
 
+#[derive(Args)]
 pub struct VerifyArgs {
-    pub tables: Vec<PathBuf>,
-    pub materials: Vec<String>,
-    pub max_pieces: Option<usize>,
-    pub fast: bool,
-    pub known: Option<PathBuf>,
-    pub syzygy: Option<PathBuf>,
-    pub json: bool,
-    pub max_reports: usize,
-    /// With `syzygy`: compare one slot in this many.
-    pub sample: u64,
-    pub quiet: bool,
+    /// Tables to check, such as KQvR (default: --max-pieces, or every table found)
+    materials: Vec<String>,
+    /// Check every table with at most this many pieces
+    #[arg(long)]
+    max_pieces: Option<usize>,
+    /// Table directory (repeatable)
+    #[arg(long, default_value = "tables")]
+    tables: Vec<PathBuf>,
+    /// Headers and checksums only, no position-by-position check
+    #[arg(long)]
+    fast: bool,
+    /// CSV of known results (fen,wdl,dtz[,dtw]); alone, only its rows are checked
+    #[arg(long)]
+    known: Option<PathBuf>,
+    /// Compare every position with the Syzygy antichess tables in this directory; alone, with
+    /// headers and checksums but without the position-by-position check
+    #[arg(long)]
+    syzygy: Option<PathBuf>,
+    /// Print one JSON object at the end
+    #[arg(long)]
+    json: bool,
+    /// Disagreements listed per table (all are counted); 0 lists all
+    #[arg(long, default_value_t = 1000)]
+    max_reports: usize,
+    /// With --syzygy: compare one slot in N (Syzygy probes are slow: ≈5·10⁹ positions up to 4 pieces)
+    #[arg(long, default_value_t = 1, requires = "syzygy")]
+    sample: u64,
+    /// Worker threads (default: all cores)
+    #[arg(long)]
+    threads: Option<usize>,
+    /// No progress display
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 /// Progress on standard error.
@@ -136,15 +161,6 @@ impl Progress {
     }
 }
 
-fn duration(d: Duration) -> String {
-    let s = d.as_secs();
-    match s {
-        0..60 => format!("{:.1} s", d.as_secs_f64()),
-        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
-        _ => format!("{}h {:02}m", s / 3600, s / 60 % 60),
-    }
-}
-
 fn rate(n: u64, d: Duration) -> String {
     let r = n as f64 / d.as_secs_f64().max(1e-9);
     if r >= 1e6 {
@@ -155,22 +171,7 @@ fn rate(n: u64, d: Duration) -> String {
 }
 
 fn selection(args: &VerifyArgs) -> Result<(Vec<Material>, bool), String> {
-    let mut out = Vec::new();
-    for name in &args.materials {
-        let m = Material::parse(name).map_err(|e| e.to_string())?;
-        if !m.is_table() {
-            return Err(format!("material {name} is not a table"));
-        }
-        out.push(m.canonical());
-    }
-    if let Some(n) = args.max_pieces {
-        if !(2..=MAX_PIECES).contains(&n) {
-            return Err(format!(
-                "--max-pieces must be between 2 and {MAX_PIECES}, not {n}"
-            ));
-        }
-        out.extend((2..=n).flat_map(Material::all_with_pieces));
-    }
+    let mut out = select::tables(&args.materials, args.max_pieces, "verify", MAX_PIECES)?;
     let explicit = !out.is_empty();
     if !explicit && (args.known.is_none() || args.syzygy.is_some()) {
         out = tables_in(&args.tables).map_err(|e| e.to_string())?;
@@ -196,6 +197,10 @@ fn table_json(r: &TableReport) -> serde_json::Value {
 }
 
 pub fn run(args: VerifyArgs) -> Result<(), String> {
+    super::with_threads(args.threads, || verify(&args))
+}
+
+fn verify(args: &VerifyArgs) -> Result<(), String> {
     // Bad input fails before any long check starts.
     if args.syzygy.is_some() && !cfg!(feature = "syzygy") {
         return Err(NO_SYZYGY.to_string());
@@ -212,7 +217,7 @@ pub fn run(args: VerifyArgs) -> Result<(), String> {
         Some(path) => Some((path, read_known(path).map_err(|e| e.to_string())?)),
         None => None,
     };
-    let (tables, explicit) = selection(&args)?;
+    let (tables, explicit) = selection(args)?;
     // The position-by-position check runs unless --fast, and unless only --known/--syzygy were
     // asked for (naming tables asks for it again).
     let consistency = !args.fast && (explicit || (args.known.is_none() && args.syzygy.is_none()));
@@ -230,7 +235,7 @@ pub fn run(args: VerifyArgs) -> Result<(), String> {
         let report = verify_tables(&args.tables, &tables, &opts, &|ev| progress.event(ev))
             .map_err(|e| e.to_string())?;
         progress.finish();
-        print_report(&report, consistency, &args, &mut json_out);
+        print_report(&report, consistency, args, &mut json_out);
         if report.disagreements() > 0 {
             failures.push(format!("{} disagreements", report.disagreements()));
         }
@@ -240,7 +245,7 @@ pub fn run(args: VerifyArgs) -> Result<(), String> {
     }
 
     if let Some(dir) = &args.syzygy {
-        syzygy(&args, dir, &tables, &mut failures, &mut json_out)?;
+        syzygy(args, dir, &tables, &mut failures, &mut json_out)?;
     }
 
     if let Some((path, rows)) = known {
