@@ -20,7 +20,6 @@ use antitb::probe::Tablebase;
 use antitb::rules::{Color, Position, Role};
 use antitb::table::{Index, Material};
 use shakmaty::variant::Antichess;
-use shakmaty::{CastlingMode, FromSetup, Setup};
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -40,34 +39,9 @@ impl Rng {
     }
 }
 
-fn to_shakmaty(pos: &Position) -> Option<Antichess> {
-    let mut setup = Setup::empty();
-    for (sq, p) in pos.board().pieces() {
-        let role = match p.role {
-            Role::King => shakmaty::Role::King,
-            Role::Queen => shakmaty::Role::Queen,
-            Role::Rook => shakmaty::Role::Rook,
-            Role::Bishop => shakmaty::Role::Bishop,
-            Role::Knight => shakmaty::Role::Knight,
-            Role::Pawn => shakmaty::Role::Pawn,
-        };
-        let color = if p.color == Color::White {
-            shakmaty::Color::White
-        } else {
-            shakmaty::Color::Black
-        };
-        setup.board.set_piece_at(
-            shakmaty::Square::new(sq.index() as u32),
-            shakmaty::Piece { color, role },
-        );
-    }
-    setup.turn = if pos.turn() == Color::White {
-        shakmaty::Color::White
-    } else {
-        shakmaty::Color::Black
-    };
-    Antichess::from_setup(setup, CastlingMode::Standard).ok()
-}
+/// The library's conversion (one copy; see its module doc).
+#[path = "../src/verify/syzygy/to_shakmaty.rs"]
+mod to_shakmaty;
 
 struct Timing {
     rate: f64,
@@ -143,7 +117,7 @@ fn positions(rng: &mut Rng) -> (Vec<Position>, Vec<Antichess>, usize) {
                 continue;
             };
             got += 1;
-            match to_shakmaty(&p) {
+            match to_shakmaty::to_shakmaty(&p).ok() {
                 Some(s) => {
                     ours.push(p);
                     theirs.push(s);

@@ -3,62 +3,16 @@
 //! identical bytes for every thread count, the checksum comparison, and every bad input with its
 //! one-line message and exit code.
 
+mod common;
+
+use common::cli::{TempDir, antitb, contents, text};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 
-fn antitb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .output()
-        .expect("run antitb")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A directory under the system temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("antitb-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-
-    fn str(&self) -> &str {
-        self.0.to_str().expect("utf-8 temp path")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Every file of a directory with its bytes.
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .expect("read dir")
-        .flatten()
-        .map(|e| {
-            (
-                e.file_name().into_string().expect("utf-8 name"),
-                std::fs::read(e.path()).expect("read file"),
-            )
-        })
-        .collect()
-}
+const TEMP_PREFIX: &str = "antitb-test-";
 
 /// Tables up to 3 pieces: 21 + 126.
 const TABLES_3: usize = 147;
@@ -67,7 +21,7 @@ const TABLES_3: usize = 147;
 fn reference() -> &'static BTreeMap<String, Vec<u8>> {
     static REF: OnceLock<BTreeMap<String, Vec<u8>>> = OnceLock::new();
     REF.get_or_init(|| {
-        let dir = TempDir::new("reference");
+        let dir = TempDir::new(TEMP_PREFIX, "reference");
         let out = antitb(&[
             "generate",
             "--max-pieces",
@@ -111,7 +65,7 @@ fn assert_same_as_reference(dir: &Path) {
 
 #[test]
 fn default_style_run_then_resume_after_deleting_a_table() {
-    let dir = TempDir::new("resume");
+    let dir = TempDir::new(TEMP_PREFIX, "resume");
     let out = antitb(&["generate", "--max-pieces", "3", "--tables", dir.str()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
@@ -184,7 +138,7 @@ fn default_style_run_then_resume_after_deleting_a_table() {
 
 #[test]
 fn killed_generation_resumes_to_identical_files() {
-    let dir = TempDir::new("killed");
+    let dir = TempDir::new(TEMP_PREFIX, "killed");
     let mut child = Command::new(env!("CARGO_BIN_EXE_antitb"))
         .args(["generate", "--max-pieces", "3", "--tables", dir.str()])
         .stdout(Stdio::null())
@@ -236,7 +190,7 @@ fn killed_generation_resumes_to_identical_files() {
 
 #[test]
 fn output_is_the_same_for_one_and_two_threads() {
-    let dir = TempDir::new("threads2");
+    let dir = TempDir::new(TEMP_PREFIX, "threads2");
     let out = antitb(&[
         "generate",
         "--max-pieces",
@@ -253,7 +207,7 @@ fn output_is_the_same_for_one_and_two_threads() {
 
 #[test]
 fn checksums_are_compared_at_the_end() {
-    let dir = TempDir::new("checksums");
+    let dir = TempDir::new(TEMP_PREFIX, "checksums");
     let out = antitb(&["generate", "KRvK", "--tables", dir.str(), "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let list = antitb(&["checksums", "--tables", dir.str()]);
@@ -347,7 +301,7 @@ fn assert_refused(args: &[&str], want: &str) {
 
 #[test]
 fn bad_input_gets_a_one_line_error() {
-    let dir = TempDir::new("bad");
+    let dir = TempDir::new(TEMP_PREFIX, "bad");
     let d = dir.str();
     assert_refused(
         &["generate", "KXvK", "--tables", d],

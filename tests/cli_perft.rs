@@ -1,21 +1,12 @@
 //! The `antitb perft` command as a user runs it: the built binary, its stdout, stderr and exit
 //! code. Expected counts come from shakmaty, not from antitb.
 
+mod common;
+
+use common::cli::{antitb, text};
 use shakmaty::fen::Fen;
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, Position as _};
-use std::process::{Command, Output};
-
-fn antitb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .output()
-        .expect("run antitb")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8(bytes.to_vec()).expect("utf-8 output")
-}
 
 fn shak(fen: &str) -> Antichess {
     fen.parse::<Fen>()

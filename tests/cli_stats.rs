@@ -2,39 +2,14 @@
 //! to the stored positions (counted here independently through the library's index), the
 //! longest wins are what a probe says, and nothing is ever generated.
 
+mod common;
+
 use antitb::probe::Tablebase;
 use antitb::table::{Index, Material};
+use common::cli::{TempDir, antitb, text};
 use serde_json::Value as Json;
-use std::path::PathBuf;
-use std::process::{Command, Output};
 
-fn antitb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .output()
-        .expect("run antitb")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("antitb-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+const TEMP_PREFIX: &str = "antitb-test-";
 
 fn sum_pairs(v: &Json) -> u64 {
     v.as_array()
@@ -57,7 +32,7 @@ fn wdl_total(w: &Json) -> u64 {
 
 #[test]
 fn stats_json_adds_up() {
-    let dir = TempDir::new("stats");
+    let dir = TempDir::new(TEMP_PREFIX, "stats");
     let d = dir.0.to_str().unwrap();
     let out = antitb(&["generate", "KPvK", "KRvN", "--tables", d, "--quiet"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -164,7 +139,7 @@ fn stats_json_adds_up() {
 
 #[test]
 fn stats_refuses_bad_or_missing_tables() {
-    let dir = TempDir::new("stats-missing");
+    let dir = TempDir::new(TEMP_PREFIX, "stats-missing");
     let d = dir.0.to_str().unwrap();
     for (args, want) in [
         (vec!["stats", "KQvK", "--tables", d], "missing table file"),

@@ -12,43 +12,13 @@ mod common;
 
 use antitb::r#gen::MemoryTables;
 use antitb::probe::Tablebase;
-use antitb::rules::{Color, Position, Role};
+use antitb::rules::Position;
 use antitb::table::{Index, Material, Metric, Value};
 use common::syzygy::{DtzTally, Reference, SKIPPED};
+use common::to_shakmaty::to_shakmaty;
 use rayon::prelude::*;
-use shakmaty::{CastlingMode, FromSetup, Setup, variant::Antichess};
+use shakmaty::variant::Antichess;
 use std::sync::Mutex;
-
-/// Our position as a shakmaty Antichess position, without going through FEN text.
-fn to_shakmaty(pos: &Position) -> Antichess {
-    let mut setup = Setup::empty();
-    for (sq, p) in pos.board().pieces() {
-        let role = match p.role {
-            Role::King => shakmaty::Role::King,
-            Role::Queen => shakmaty::Role::Queen,
-            Role::Rook => shakmaty::Role::Rook,
-            Role::Bishop => shakmaty::Role::Bishop,
-            Role::Knight => shakmaty::Role::Knight,
-            Role::Pawn => shakmaty::Role::Pawn,
-        };
-        let color = if p.color == Color::White {
-            shakmaty::Color::White
-        } else {
-            shakmaty::Color::Black
-        };
-        setup.board.set_piece_at(
-            shakmaty::Square::new(sq.index() as u32),
-            shakmaty::Piece { color, role },
-        );
-    }
-    setup.turn = if pos.turn() == Color::White {
-        shakmaty::Color::White
-    } else {
-        shakmaty::Color::Black
-    };
-    Antichess::from_setup(setup, CastlingMode::Standard)
-        .expect("table positions are legal antichess positions")
-}
 
 struct Outcome {
     positions: u64,
@@ -87,7 +57,7 @@ fn compare(
                     };
                     let v = ours(&pos);
                     let v_wdl = v.wdl().to_i8();
-                    let sp = to_shakmaty(&pos);
+                    let sp = to_shakmaty(&pos).expect("table positions are legal antichess positions");
                     let wdl = tb.probe_wdl_after_zeroing(&sp).expect("reference probe") as i8;
                     local.positions += 1;
                     if wdl != v_wdl {

@@ -4,7 +4,7 @@
 //! `error.rs`) is above every layer, so a layer naming a root item (`crate::Wdl`) fails too.
 //!
 //! Also checked: clap only in `src/cli/` (the library knows nothing of the command line),
-//! shakmaty only in `src/verify/syzygy.rs` (the cargo feature `syzygy`), and no
+//! shakmaty only in `src/verify/syzygy.rs` and below (the cargo feature `syzygy`), and no
 //! `super::super` (another layer is reached by a `crate::` path, so that it is seen here).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -313,10 +313,10 @@ fn clap_and_shakmaty_stay_in_their_rooms() {
             seen.0 += 1;
         }
         if code.contains("shakmaty") {
-            assert_eq!(
-                rel,
-                Path::new("verify/syzygy.rs"),
-                "shakmaty outside the syzygy feature's module"
+            assert!(
+                rel == Path::new("verify/syzygy.rs") || rel.starts_with("verify/syzygy/"),
+                "src/{}: shakmaty outside the syzygy feature's module",
+                rel.display()
             );
             seen.1 += 1;
         }

@@ -1,51 +1,14 @@
 //! `antitb plan`: the JSON plan is a valid build order with estimates, and the Makefile builds
 //! the 3-piece set from scratch with `make -j2`, byte for byte as a direct `generate` does.
 
+mod common;
+
+use common::cli::{TempDir, antitb, contents, text};
 use serde_json::Value as Json;
-use std::collections::{BTreeMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::collections::HashSet;
+use std::process::Command;
 
-fn antitb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .output()
-        .expect("run antitb")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("antitb-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn contents(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    std::fs::read_dir(dir)
-        .expect("read dir")
-        .flatten()
-        .map(|e| {
-            (
-                e.file_name().into_string().unwrap(),
-                std::fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
-}
+const TEMP_PREFIX: &str = "antitb-test-";
 
 #[test]
 fn json_plan_is_a_build_order_with_estimates() {
@@ -86,7 +49,7 @@ fn makefile_builds_the_three_piece_set() {
         eprintln!("SKIPPED makefile_builds_the_three_piece_set: make is not installed");
         return;
     }
-    let dir = TempDir::new("plan-make");
+    let dir = TempDir::new(TEMP_PREFIX, "plan-make");
     let out = antitb(&["plan", "--max-pieces", "3", "--format", "make"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     std::fs::write(dir.0.join("Makefile"), &out.stdout).unwrap();

@@ -2,10 +2,12 @@
 //! (built once per process with `antitb::build`). Plain output, `--json`, batch mode from
 //! standard input with a bad FEN among good ones, `--line`, and the one-line errors.
 
-use antitb::build::{BuildOptions, build};
+mod common;
+
 use antitb::probe::{RankBy, Tablebase};
 use antitb::rules::Position;
-use antitb::table::Material;
+use common::cli::{antitb_with_input, remove_stale_dirs, temp_path, text};
+use common::files::{build_into, up_to};
 use serde_json::Value as Json;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -19,73 +21,19 @@ const KVR: &str = "8/8/8/3K4/8/8/8/5r2 b - - 0 1";
 /// White (king and pawn) to move against a lone king: king moves and pawn pushes.
 const KPVK: &str = "8/8/8/8/8/8/1P6/k1K5 w - - 0 1";
 
-fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()))
-}
-
-/// Remove directories left by earlier test processes that no longer run.
-fn remove_stale_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
-            continue;
-        };
-        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
 /// Every table up to 3 pieces, built once per process; removed by a later run.
 fn tables3() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        remove_stale_dirs();
-        let dir = temp_path("tb3");
-        let _ = std::fs::remove_dir_all(&dir);
-        let mut opts = BuildOptions::new(&dir);
-        opts.check_disk = false;
-        let all: Vec<Material> = (2..=3).flat_map(Material::all_with_pieces).collect();
-        build(&all, &opts, &|_| {}).expect("build the ≤3-piece tables");
+        remove_stale_dirs(TEMP_PREFIX);
+        let dir = temp_path(TEMP_PREFIX, "tb3");
+        build_into(&dir, &up_to(3), &[], false);
         dir
     })
 }
 
 fn dir_str() -> &'static str {
     tables3().to_str().expect("utf-8 temp path")
-}
-
-fn antitb(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run antitb");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input.as_bytes())
-            .expect("write stdin");
-    }
-    child.wait_with_output().expect("wait for antitb")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn json_lines(out: &Output) -> Vec<Json> {
@@ -129,7 +77,7 @@ fn replay(fen: &str, line: &[String]) -> Position {
 
 #[test]
 fn plain_output_has_verdict_values_and_moves() {
-    let out = antitb(&["probe", "--tables", dir_str(), KVR], None);
+    let out = antitb_with_input(&["probe", "--tables", dir_str(), KVR], None);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", text(&out.stderr));
     assert!(stdout.contains("Black wins"), "{stdout}");
@@ -160,7 +108,7 @@ fn plain_output_has_verdict_values_and_moves() {
     );
 
     // The losing side, and a draw.
-    let out = antitb(
+    let out = antitb_with_input(
         &[
             "probe",
             "--tables",
@@ -174,7 +122,7 @@ fn plain_output_has_verdict_values_and_moves() {
         out.status.success() && stdout.contains("White loses"),
         "{stdout}"
     );
-    let out = antitb(
+    let out = antitb_with_input(
         &[
             "probe",
             "--tables",
@@ -189,7 +137,7 @@ fn plain_output_has_verdict_values_and_moves() {
 
 #[test]
 fn json_has_the_promised_fields() {
-    let out = antitb(&["probe", "--tables", dir_str(), "--json", KVR, KPVK], None);
+    let out = antitb_with_input(&["probe", "--tables", dir_str(), "--json", KVR, KPVK], None);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let objs = json_lines(&out);
     assert_eq!(objs.len(), 2, "one object per FEN: {}", text(&out.stdout));
@@ -218,7 +166,7 @@ fn json_has_the_promised_fields() {
     assert_eq!(objs[0]["dtz"], 32);
 
     // A finished game: Black has no pieces.
-    let out = antitb(
+    let out = antitb_with_input(
         &[
             "probe",
             "--tables",
@@ -236,7 +184,7 @@ fn json_has_the_promised_fields() {
         "{o}"
     );
     assert_eq!(o["moves"].as_array().map(Vec::len), Some(0), "{o}");
-    let out = antitb(
+    let out = antitb_with_input(
         &["probe", "--tables", dir_str(), "8/8/8/8/8/8/8/K7 b - - 0 1"],
         None,
     );
@@ -250,7 +198,7 @@ fn json_has_the_promised_fields() {
 #[test]
 fn batch_from_stdin_with_a_bad_fen() {
     let input = format!("{KVR}\nthis is not a fen\n\n{KPVK}\n4k3/8/8/8/8/8/8/R3K3 w Q - 0 1\n");
-    let out = antitb(
+    let out = antitb_with_input(
         &["probe", "--tables", dir_str(), "--json", "-"],
         Some(&input),
     );
@@ -288,7 +236,7 @@ fn batch_from_stdin_with_a_bad_fen() {
     assert_eq!(stderr.lines().count(), 1, "stderr: {stderr}");
 
     // Plain mode: the good positions answer on stdout, one line per bad one on stderr.
-    let out = antitb(&["probe", "--tables", dir_str(), "-"], Some(&input));
+    let out = antitb_with_input(&["probe", "--tables", dir_str(), "-"], Some(&input));
     assert!(!out.status.success());
     let stdout = text(&out.stdout);
     assert!(
@@ -302,7 +250,7 @@ fn batch_from_stdin_with_a_bad_fen() {
     assert!(errors[0].contains("this is not a fen"), "{stderr}");
 
     // FEN arguments and '-' together.
-    let out = antitb(
+    let out = antitb_with_input(
         &["probe", "--tables", dir_str(), "--json", KPVK, "-"],
         Some(KVR),
     );
@@ -312,7 +260,7 @@ fn batch_from_stdin_with_a_bad_fen() {
 
 #[test]
 fn line_plays_to_the_end_of_the_game() {
-    let out = antitb(
+    let out = antitb_with_input(
         &["probe", "--tables", dir_str(), "--line", "--json", KVR],
         None,
     );
@@ -341,7 +289,7 @@ fn line_plays_to_the_end_of_the_game() {
         .collect();
     assert_eq!(line, expected);
 
-    let out = antitb(&["probe", "--tables", dir_str(), "--line", KVR], None);
+    let out = antitb_with_input(&["probe", "--tables", dir_str(), "--line", KVR], None);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let printed = stdout
@@ -353,9 +301,9 @@ fn line_plays_to_the_end_of_the_game() {
 
 #[test]
 fn missing_directory_is_a_one_line_error() {
-    let missing = temp_path("no-such-dir");
+    let missing = temp_path(TEMP_PREFIX, "no-such-dir");
     let missing = missing.to_str().unwrap();
-    let out = antitb(&["probe", "--tables", missing, KVR], None);
+    let out = antitb_with_input(&["probe", "--tables", missing, KVR], None);
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -367,7 +315,7 @@ fn missing_directory_is_a_one_line_error() {
 fn positions_beyond_the_tables_are_one_line_errors() {
     // Five pieces, no capture: more than the ≤3-piece tables hold.
     let five = "r6n/8/8/8/8/8/8/K1B4b w - - 0 1";
-    let out = antitb(&["probe", "--tables", dir_str(), five], None);
+    let out = antitb_with_input(&["probe", "--tables", dir_str(), five], None);
     assert!(!out.status.success());
     let stderr = text(&out.stderr);
     assert!(
@@ -376,12 +324,12 @@ fn positions_beyond_the_tables_are_one_line_errors() {
     );
     assert!(stderr.lines().next().unwrap().contains('5'), "{stderr}");
     // A table directory without the needed table (but with another 3-piece one).
-    let partial = temp_path("partial");
+    let partial = temp_path(TEMP_PREFIX, "partial");
     std::fs::create_dir_all(&partial).expect("mkdir");
     for f in ["KRvN.wdl", "KRvN.dtz"] {
         std::fs::copy(tables3().join(f), partial.join(f)).expect("copy table");
     }
-    let out = antitb(
+    let out = antitb_with_input(
         &["probe", "--tables", partial.to_str().unwrap(), KPVK],
         None,
     );

@@ -14,59 +14,19 @@
 
 mod common;
 
-use antitb::build::{BuildOptions, build};
 use antitb::r#gen::MemoryTables;
 use antitb::probe::{ProbeError, RankBy, Tablebase};
 use antitb::rules::Position;
 use antitb::store::StoredTable;
 use antitb::table::{Index, Material, Metric, Value, Wdl};
+use common::cli::{TempDir, remove_stale_dirs, temp_path};
+use common::files::{build_into, up_to};
 use common::syzygy::{DtzTally, Reference, SKIPPED};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 const TEMP_PREFIX: &str = "antitb-probe-files-";
-
-/// A fresh directory under the system temp dir (`name` and the process id), removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = temp_path(name);
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()))
-}
-
-/// Remove directories left by earlier test processes that no longer run.
-fn remove_stale_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
-            continue;
-        };
-        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
 
 fn m(name: &str) -> Material {
     Material::parse(name).expect("material")
@@ -77,7 +37,7 @@ fn pos(fen: &str) -> Position {
 }
 
 fn up_to_3() -> Vec<Material> {
-    (2..=3).flat_map(Material::all_with_pieces).collect()
+    up_to(3)
 }
 
 /// Every table up to 3 pieces (WDL + DTZ files), built once per process. The directory lives as
@@ -85,12 +45,9 @@ fn up_to_3() -> Vec<Material> {
 fn tables3() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        remove_stale_dirs();
-        let dir = temp_path("tb3");
-        let _ = std::fs::remove_dir_all(&dir);
-        let mut opts = BuildOptions::new(&dir);
-        opts.check_disk = false;
-        build(&up_to_3(), &opts, &|_| {}).expect("build the ≤3-piece tables");
+        remove_stale_dirs(TEMP_PREFIX);
+        let dir = temp_path(TEMP_PREFIX, "tb3");
+        build_into(&dir, &up_to_3(), &[], false);
         dir
     })
 }
@@ -101,12 +58,8 @@ fn tables4() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
         let base = tables3();
-        let dir = temp_path("tb4");
-        let _ = std::fs::remove_dir_all(&dir);
-        let mut opts = BuildOptions::new(&dir);
-        opts.check_disk = false;
-        opts.extra_dirs = vec![base.to_path_buf()];
-        build(&[m("KKPvK")], &opts, &|_| {}).expect("build the closure of KKPvK");
+        let dir = temp_path(TEMP_PREFIX, "tb4");
+        build_into(&dir, &[m("KKPvK")], &[base.to_path_buf()], false);
         dir
     })
 }
@@ -622,7 +575,7 @@ fn finished_games() {
 
 /// Copy every file of `from` into a fresh temp dir, except the files `skip` says.
 fn copy_dir(from: &Path, name: &str, skip: impl Fn(&str) -> bool) -> TempDir {
-    let dir = TempDir::new(name);
+    let dir = TempDir::new(TEMP_PREFIX, name);
     for e in std::fs::read_dir(from).expect("read dir").flatten() {
         let n = e.file_name().to_string_lossy().into_owned();
         if !skip(&n) {
@@ -721,7 +674,7 @@ fn too_many_pieces_and_bad_directory() {
             other => panic!("expected TooManyPieces, got {other:?}"),
         }
     }
-    let missing = temp_path("no-such-dir");
+    let missing = temp_path(TEMP_PREFIX, "no-such-dir");
     match Tablebase::open(&[&missing]) {
         Err(e @ ProbeError::BadDirectory(..)) => {
             assert!(e.to_string().contains(&*missing.to_string_lossy()), "{e}")

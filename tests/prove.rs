@@ -5,11 +5,14 @@
 //! 2-piece ones (and 3-piece positions with a capture, which the probe resolves into them), so
 //! 3-piece positions must be proven by search and can be compared with the 3-piece tables.
 
+mod common;
+
 use antitb::r#gen::{LookupError, MemoryTables};
 use antitb::probe::ProbeError;
 use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check};
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
 use antitb::table::{Material, Metric};
+use common::rng::Rng;
 use std::sync::OnceLock;
 
 /// In-memory tables seen as an oracle holding tables up to `max` pieces.
@@ -82,22 +85,6 @@ fn checked(report: &prove::Report, pos: &Position, oracle: &dyn Oracle) -> Strin
         (s.nodes, s.depth, s.or_nodes, s.and_nodes)
     );
     text
-}
-
-/// xorshift64*: deterministic test positions.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 fn random_placement(rng: &mut Rng, m: Material, turn: Color) -> Position {

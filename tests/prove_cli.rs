@@ -1,22 +1,18 @@
 //! `antitb prove` and `antitb check-proof` as a user runs them: answers, proof files that the
 //! checker accepts, damaged files and bad input rejected with one line and a non-zero exit.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
 
-fn antitb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .output()
-        .expect("antitb runs")
-}
+use common::cli::{antitb, text};
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
+    text(&o.stdout)
 }
 
 fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
+    text(&o.stderr)
 }
 
 /// A fresh scratch directory for one test.

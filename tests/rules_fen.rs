@@ -5,27 +5,15 @@
 //! promotion, file before rank when disambiguating), and antichess has no check, so neither side
 //! writes `+` or `#`: we compare the strings as they are.
 
+mod common;
+
 use antitb::rules::notation::{MoveTextError, parse_san, parse_uci, san};
 use antitb::rules::{FenError, Game, Move, Outcome, Position, Square, parse_fen, perft};
+use common::rng::Rng;
 use shakmaty::fen::Fen;
 use shakmaty::san::{San, SanError};
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, EnPassantMode, Position as _};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 fn shak(fen: &str) -> Antichess {
     fen.parse::<Fen>()

@@ -13,29 +13,16 @@
 //! every un-move replays forward to the child, and every quiet non-pawn move of a position without
 //! captures shows up as an un-move of its child.
 
+mod common;
+
 use antitb::rules::fen::board_fen;
 use antitb::rules::notation::parse_uci;
 use antitb::rules::{Color, MoveList, Outcome, Position, Role, UnMove, for_each_unmove, parse_fen};
+use common::rng::Rng;
 use shakmaty::fen::Fen;
 use shakmaty::uci::UciMove;
 use shakmaty::variant::Antichess;
 use shakmaty::{CastlingMode, EnPassantMode, KnownOutcome, Position as _};
-
-/// xorshift64*: tiny, deterministic, good enough to pick moves.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
 
 #[derive(Default, Debug)]
 struct Stats {

@@ -9,74 +9,24 @@
 
 mod common;
 
-use antitb::build::{BuildOptions, build};
 use antitb::format::{FormatError, Region, TableFile, WriteOptions};
 use antitb::store::file_name;
 use antitb::table::{Index, Material, Metric, Value, Wdl};
 use antitb::verify::{Check, Reading, Report, VerifyError, VerifyOptions, verify_tables};
+use common::cli::{TempDir, antitb, remove_stale_dirs, temp_path, text};
+use common::files::{build_into, up_to};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 use std::sync::OnceLock;
 
 const TEMP_PREFIX: &str = "antitb-verify-";
-
-/// A fresh directory under the system temp dir (`name` and the process id), removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let p = std::env::temp_dir().join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&p);
-        std::fs::create_dir_all(&p).expect("create temp dir");
-        TempDir(p)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-/// Remove directories left by earlier test processes that no longer run.
-fn remove_stale_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
-            continue;
-        };
-        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-fn build_into(dir: &Path, targets: &[Material], extra: &[PathBuf], dtw: bool) {
-    let mut opts = BuildOptions::new(dir);
-    opts.extra_dirs = extra.to_vec();
-    opts.dtw = dtw;
-    opts.check_disk = false;
-    build(targets, &opts, &|_| {}).expect("build tables");
-}
-
-fn up_to(n: usize) -> Vec<Material> {
-    (2..=n).flat_map(Material::all_with_pieces).collect()
-}
 
 /// Every table up to 3 pieces with WDL, DTZ and DTW files, built once per process. The
 /// directory is left for the process's lifetime and removed by a later run.
 fn tables3() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        remove_stale_dirs();
-        let dir = std::env::temp_dir().join(format!("{TEMP_PREFIX}tb3-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        remove_stale_dirs(TEMP_PREFIX);
+        let dir = temp_path(TEMP_PREFIX, "tb3");
         build_into(&dir, &up_to(3), &[], true);
         dir
     })
@@ -94,17 +44,6 @@ fn verify(dirs: &[&Path], materials: &[Material], fast: bool) -> Report {
         ..VerifyOptions::default()
     };
     verify_tables(&dirs, materials, &opts, &|_| {}).expect("table directories readable")
-}
-
-fn antitb(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_antitb"))
-        .args(args)
-        .output()
-        .expect("run antitb")
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn s(p: &Path) -> &str {
@@ -214,7 +153,7 @@ fn reaches(index: &Index, pos: &antitb::rules::Position, side: usize, idx: u64) 
 #[test]
 fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     let dir = tables3();
-    let mutated = TempDir::new("wdl");
+    let mutated = TempDir::new(TEMP_PREFIX, "wdl");
     let krvk = m("KRvK");
     let index = Index::new(krvk);
     let name = file_name(krvk, Metric::Wdl);
@@ -296,7 +235,7 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
 /// is derived from the stored side).
 fn changed_distance_is_reported(kind: Metric, check: Check) {
     let dir = tables3();
-    let mutated = TempDir::new(kind.extension());
+    let mutated = TempDir::new(TEMP_PREFIX, kind.extension());
     let krvk = m("KRvK");
     let index = Index::new(krvk);
     let (_, wdl) = raw_sections(&dir.join(file_name(krvk, Metric::Wdl)));
@@ -388,7 +327,7 @@ fn file_error(bad: &Path, fast: bool) -> String {
 #[test]
 fn a_corrupted_block_is_a_checksum_error() {
     let dir = tables3();
-    let bad = TempDir::new("corrupt");
+    let bad = TempDir::new(TEMP_PREFIX, "corrupt");
     let name = file_name(m("KRvK"), Metric::Dtz);
     // A flip of block data: the block's (pairs: chunk's) checksum sees it.
     corrupt_copy(dir, &bad.0, &name, |e| {
@@ -455,7 +394,7 @@ fn a_corrupted_block_is_a_checksum_error() {
 fn known_results_hold() {
     let dir = tables3();
     // One row has 4 pieces (KKPvK): build its closure next to the ≤3-piece tables.
-    let four = TempDir::new("known");
+    let four = TempDir::new(TEMP_PREFIX, "known");
     build_into(&four.0, &[m("KKPvK")], &[dir.to_path_buf()], false);
     let csv = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/known.csv");
     let out = antitb(&[
@@ -479,7 +418,7 @@ fn known_results_hold() {
     assert!(report.is_ok(), "{:?}", report.tables[0].shown.first());
 
     // A wrong row is printed with both values; a row whose table is missing is an error.
-    let wrong = TempDir::new("csv");
+    let wrong = TempDir::new(TEMP_PREFIX, "csv");
     let path = wrong.0.join("wrong.csv");
     std::fs::write(
         &path,
@@ -529,9 +468,8 @@ fn the_command_line_checks_and_summarises() {
 #[test]
 fn bad_input_is_one_line_and_a_failure() {
     let dir = tables3();
-    let missing =
-        std::env::temp_dir().join(format!("{TEMP_PREFIX}nonexistent-{}", std::process::id()));
-    let empty = TempDir::new("empty");
+    let missing = temp_path(TEMP_PREFIX, "nonexistent");
+    let empty = TempDir::new(TEMP_PREFIX, "empty");
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (
             vec!["verify", "--tables", s(&missing)],

@@ -122,6 +122,16 @@ pub fn transform_bb(t: u8, bb: Bitboard) -> Bitboard {
     Bitboard(x)
 }
 
+/// The side to move of section `side` (0 = White).
+#[inline]
+fn side_color(side: usize) -> Color {
+    if side == 0 {
+        Color::White
+    } else {
+        Color::Black
+    }
+}
+
 impl Index {
     /// The index of a canonical material. Panics if `material` is not canonical or not a table
     /// (callers canonicalise first; this is a programming error, not input).
@@ -331,27 +341,37 @@ impl Index {
     /// Decode a slot known to be valid (no validity check: for the generator's hot loops).
     #[inline]
     pub fn decode_valid(&self, side: usize, idx: u64) -> Position {
-        let mut squares = [0u8; 16];
-        let mut rest = idx;
-        for i in (1..self.pieces).rev() {
-            squares[i] = (rest % 64) as u8;
-            rest /= 64;
-        }
-        squares[0] = self.domain_squares[rest as usize];
+        let board = self
+            .board_of(idx, |_, _, _| true)
+            .expect("nothing is refused");
+        Position::from_board(board, side_color(side))
+    }
+
+    /// The board of slot `idx`: the pieces group by group on their digits' squares. `accept`
+    /// sees each piece, its square and the square of the piece before it in its group, and
+    /// may refuse the slot.
+    #[inline]
+    fn board_of(
+        &self,
+        idx: u64,
+        mut accept: impl FnMut(Piece, u8, Option<u8>) -> bool,
+    ) -> Option<Board> {
+        let squares = self.squares(idx);
         let mut board = Board::empty();
         let mut i = 0;
         for group in &self.groups {
+            let mut prev = None;
             for _ in 0..group.count {
-                board.put(Square::new(squares[i] as u32), group.piece);
+                let s = squares[i];
                 i += 1;
+                if !accept(group.piece, s, prev) {
+                    return None;
+                }
+                prev = Some(s);
+                board.put(Square::new(s as u32), group.piece);
             }
         }
-        let turn = if side == 0 {
-            Color::White
-        } else {
-            Color::Black
-        };
-        Position::from_board(board, turn)
+        Some(board)
     }
 
     /// The index of a placement given group by group (each group's squares as a bitboard), under
@@ -426,47 +446,28 @@ impl Index {
         best
     }
 
-    /// The squares of a slot, piece by piece in group order, and whether the slot is valid
-    /// (distinct squares, pawns on ranks 2–7, sorted groups, canonical).
+    /// The position of a slot, if the slot is valid (distinct squares, pawns on ranks 2–7,
+    /// sorted groups, canonical).
     pub fn decode(&self, side: usize, idx: u64) -> Option<Position> {
         if idx >= self.size {
             return None;
         }
-        let mut squares = [0u8; 16];
-        let mut rest = idx;
-        for i in (1..self.pieces).rev() {
-            squares[i] = (rest % 64) as u8;
-            rest /= 64;
-        }
-        squares[0] = self.domain_squares[rest as usize];
-        let mut board = Board::empty();
-        let mut occ = 0u64;
-        let mut i = 0;
-        for group in &self.groups {
-            let mut prev: i32 = -1;
-            for _ in 0..group.count {
-                let s = squares[i];
-                i += 1;
-                if (s as i32) <= prev || occ & (1 << s) != 0 {
-                    return None;
-                }
-                if group.piece.role == Role::Pawn && !(8..56).contains(&s) {
-                    return None;
-                }
-                prev = s as i32;
-                occ |= 1 << s;
-                board.put(Square::new(s as u32), group.piece);
+        let mut occupied = 0u64;
+        let mut lead = 0;
+        let board = self.board_of(idx, |piece, s, prev| {
+            if occupied == 0 {
+                lead = s;
             }
-        }
-        if !self.identity_only(squares[0]) && self.encode_board(&board) != idx {
+            let ok = prev.is_none_or(|p| s > p)
+                && occupied & (1 << s) == 0
+                && (piece.role != Role::Pawn || (8..56).contains(&s));
+            occupied |= 1 << s;
+            ok
+        })?;
+        if !self.identity_only(lead) && self.encode_board(&board) != idx {
             return None;
         }
-        let turn = if side == 0 {
-            Color::White
-        } else {
-            Color::Black
-        };
-        Some(Position::from_board(board, turn))
+        Some(Position::from_board(board, side_color(side)))
     }
 
     /// Description of the index for file headers: domain kind, group order.

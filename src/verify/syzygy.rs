@@ -10,6 +10,8 @@
 //! (Syzygy says 2/102 where the exact DTZ is 1/101); single-valued sub-tables (Syzygy assumes
 //! |DTZ| 3/2/103); anything else is a [`DtzClass::Mismatch`].
 
+mod to_shakmaty;
+
 use super::consistency::dtz_view;
 use super::tables::{TableSet, View};
 use super::{VerifyError, VerifyEvent};
@@ -17,13 +19,13 @@ use crate::rules::{Color, Position, Role};
 use crate::table::{Material, Metric, Wdl, resolve};
 use rayon::prelude::*;
 use shakmaty::variant::Antichess;
-use shakmaty::{CastlingMode, FromSetup, Setup};
 use shakmaty_syzygy::Tablebase as Syzygy;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+use to_shakmaty::to_shakmaty;
 
 /// How a Syzygy DTZ relates to the exact one (SYZYGY_NOTES.md §5, §8).
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -82,6 +84,10 @@ pub fn has_threat_move(pos: &Position) -> bool {
 
 /// Compare the exact DTZ `exact_dtz` (SPEC.md §2; `wdl` its WDL) with the Syzygy DTZ
 /// `syzygy_dtz` of the same position `pos`. WDL is assumed to match already.
+///
+/// `tests/common/syzygy.rs` has its own copy of these rules, on purpose: the tests judge the
+/// generator against Syzygy with an oracle that shares no code with the product, so a mistake
+/// here that excused a real disagreement would not also excuse it there.
 pub fn classify_dtz(exact_dtz: i32, wdl: Wdl, syzygy_dtz: i32, pos: &Position) -> DtzClass {
     let (d, p) = (exact_dtz, syzygy_dtz);
     if p == d {
@@ -205,43 +211,9 @@ fn open_syzygy(dir: &Path) -> Result<Syzygy<Antichess>, VerifyError> {
     Ok(tb)
 }
 
-/// Our position as a shakmaty antichess position (halfmove clock 0).
-fn to_shakmaty(pos: &Position) -> Result<Antichess, String> {
-    let mut setup = Setup::empty();
-    for (sq, piece) in pos.board().pieces() {
-        let role = match piece.role {
-            Role::King => shakmaty::Role::King,
-            Role::Queen => shakmaty::Role::Queen,
-            Role::Rook => shakmaty::Role::Rook,
-            Role::Bishop => shakmaty::Role::Bishop,
-            Role::Knight => shakmaty::Role::Knight,
-            Role::Pawn => shakmaty::Role::Pawn,
-        };
-        let color = if piece.color == Color::White {
-            shakmaty::Color::White
-        } else {
-            shakmaty::Color::Black
-        };
-        setup.board.set_piece_at(
-            shakmaty::Square::new(sq.index() as u32),
-            shakmaty::Piece { color, role },
-        );
-    }
-    setup.turn = if pos.turn() == Color::White {
-        shakmaty::Color::White
-    } else {
-        shakmaty::Color::Black
-    };
-    setup.ep_square = pos
-        .ep_square()
-        .map(|s| shakmaty::Square::new(s.index() as u32));
-    Antichess::from_setup(setup, CastlingMode::Standard)
-        .map_err(|e| format!("{pos}: shakmaty rejects it: {e}"))
-}
-
 /// Syzygy's WDL (after zeroing) and DTZ (rounding ignored) of a position.
 fn probe(tb: &Syzygy<Antichess>, pos: &Position) -> Result<(Wdl, i32), String> {
-    let p = to_shakmaty(pos)?;
+    let p = to_shakmaty(pos).map_err(|e| format!("{pos}: shakmaty rejects it: {e}"))?;
     let wdl = tb
         .probe_wdl_after_zeroing(&p)
         .map_err(|e| format!("{pos}: wdl: {e}"))?;

@@ -1,7 +1,10 @@
-//! Writing table files from decoded sections, for tests that alter or convert stored tables.
+//! Writing tables for the tests: whole sets with the library's build driver, and files from
+//! decoded sections (for tests that alter or convert stored tables).
 
+use antitb::build::{BuildOptions, build};
 use antitb::format::{Sections, TableFile, WriteOptions, write_table};
-use std::path::Path;
+use antitb::table::Material;
+use std::path::{Path, PathBuf};
 
 /// Writes `secs` with the metadata and value width of `original` to `path` (fresh checksums).
 pub fn write_like(original: &TableFile, secs: &[&[u16]], path: &Path, opts: &WriteOptions) {
@@ -16,4 +19,20 @@ pub fn write_like(original: &TableFile, secs: &[&[u16]], path: &Path, opts: &Wri
         Sections::U16(secs)
     };
     write_table(path, original.meta(), sections, opts).expect("write table");
+}
+
+/// Build `targets` and everything they need with the library into `dir` (a fresh directory),
+/// reading existing tables from `extra`; with `dtw`, DTW files too.
+pub fn build_into(dir: &Path, targets: &[Material], extra: &[PathBuf], dtw: bool) {
+    let _ = std::fs::remove_dir_all(dir);
+    let mut opts = BuildOptions::new(dir);
+    opts.extra_dirs = extra.to_vec();
+    opts.dtw = dtw;
+    opts.check_disk = false;
+    build(targets, &opts, &|_| {}).expect("build tables");
+}
+
+/// Every table with at most `n` pieces.
+pub fn up_to(n: usize) -> Vec<Material> {
+    (2..=n).flat_map(Material::all_with_pieces).collect()
 }

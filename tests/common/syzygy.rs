@@ -169,6 +169,11 @@ pub fn has_threat_move(pos: &Position) -> bool {
 /// Compare the exact DTZ `exact_dtz` (SPEC.md §2; `wdl` its WDL) with the Syzygy DTZ
 /// `syzygy_dtz` of the same position `pos`, from the numbers alone. WDL is assumed to match
 /// already. Never gives [`DtzClass::Inherited`]; see [`Reference::classify`].
+///
+/// Kept apart from `antitb::verify::syzygy::classify_dtz` (the product's `verify --syzygy`)
+/// on purpose: the oracle that judges the generator shares no code with the product, so one
+/// mistake cannot excuse the same disagreement in both. (It is also stricter: it separates
+/// [`DtzClass::Inherited`] values and checks that single-valued sub-tables really are.)
 pub fn classify_dtz(exact_dtz: i32, wdl: i8, syzygy_dtz: i32, pos: &Position) -> DtzClass {
     let (d, p) = (exact_dtz, syzygy_dtz);
     if p == d {
