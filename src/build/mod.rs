@@ -1,16 +1,21 @@
 //! Building a set of tables into a directory: the dependency closure in DAG order, skipping
 //! tables whose files are present and valid, generating the rest from the files already there.
 //!
-//! Each table is generated in memory ([`crate::gen::generate`]) with a [`Tablebase`] over the
-//! output directory (and any extra directories) as the source of smaller tables, then written
-//! file by file (each file atomically). A table counts as present only when all the files its
+//! This is the layer that puts the solver and the files together: each table is generated in
+//! memory ([`crate::gen::generate`]) with [`DecodedTables`] over a [`Tablebase`] of the output
+//! directory (and any extra directories) as the source of smaller tables (`source.rs`; the
+//! solver knows only its `TableSource` trait), then written file by file (each file
+//! atomically). A table counts as present only when all the files its
 //! metrics need exist, open, and pass their checksums, so a killed run resumes where it stopped;
 //! temporary files left by a killed writer (`NAME.tmp.<pid>` of a process that no longer runs)
 //! are removed when the next build starts.
 //!
 //! Before anything is generated, every table of the plan gets an [`Estimate`] of its peak memory
 //! and of the disk its files take; a table over [`BuildOptions::memory_limit`], or over the free
-//! space of the output directory, is refused with [`BuildError::TooLarge`] before work starts.
+//! space of the output directory, is refused with [`BuildError::TooLarge`] before work starts
+//! (`estimate.rs`; free disk and physical memory in `system.rs`). The same estimates make the
+//! [`plan`] that `antitb plan` exports for `make` or a cluster scheduler; [`checksums`] compares
+//! the files with the published `tables/CHECKSUMS`.
 
 pub mod checksums;
 mod estimate;

@@ -7,6 +7,9 @@
 //! DTW lookup reads the WDL (sign and class) and the stored distance ([`crate::store`]); for
 //! the side to move a `.dtz` file does not store, it makes one ply of search over the stored
 //! side, which gives the same exact value (SPEC.md §2).
+//!
+//! A [`Tablebase`] is `Sync`: open it once and probe it from every thread (files are opened on
+//! first use and memory-mapped). [`stats`] reads whole tables for `antitb stats`.
 
 pub mod stats;
 

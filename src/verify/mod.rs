@@ -29,7 +29,8 @@
 //!
 //! This module never uses the generator ([`crate::gen`]): it reads the files through
 //! [`crate::store`], moves with [`crate::rules`], and values captures with
-//! [`crate::table::resolve`], so one bug cannot hide in both.
+//! [`crate::table::resolve`], so one bug cannot hide in both. This holds by structure: the
+//! verifier's layer may not name the solver's (`tests/layers.rs`).
 //!
 //! # Cost
 //!
