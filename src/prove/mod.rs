@@ -238,7 +238,7 @@ impl std::error::Error for ProveError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             ProveError::Table(e) => Some(e),
-            ProveError::Memory(_) | ProveError::Thread(_) => None,
+            _ => None,
         }
     }
 }
