@@ -1,9 +1,10 @@
 //! The independent proof checker: reads a proof file (`FORMAT.md`) and re-plays it with the rules
 //! core alone, probing table leaves again through an [`Oracle`].
 //!
-//! Nothing here comes from the search (`search.rs`, `hash.rs`, `tt.rs`, `proof.rs`): positions are
-//! compared by placement, side to move and en-passant square; moves are parsed from UCI and looked
-//! up among the legal moves. The checker trusts only the rules core and the tables.
+//! Nothing here comes from the search (`dfpn.rs`, `extract.rs`, `certify.rs`, `hash.rs`, `tt.rs`,
+//! `proof.rs`): positions are compared by placement, side to move and en-passant square; moves
+//! are parsed from UCI and looked up among the legal moves. The checker trusts only the rules
+//! core and the tables.
 
 use super::Oracle;
 use crate::rules::notation::parse_uci;

@@ -13,7 +13,7 @@
 //!   on the defender's best line, but not that every move loses);
 //! - [`Answer::Unknown`]: the budget (nodes, time, Ctrl-C) ran out first.
 //!
-//! # Search (`search.rs`)
+//! # Search (`dfpn.rs`, `path.rs`)
 //! Depth-first proof-number search (df-pn, Nagai 2002) with the 1+ε trick (Pawlewicz and Lew) and
 //! a transposition table keyed by Zobrist keys ([`hash`]). OR nodes are the prover's turns, AND
 //! nodes the defender's. A child is a leaf when
@@ -31,14 +31,15 @@
 //! Transpositions and repetitions (the graph-history interaction). The search itself is
 //! optimistic: a child repeating a position of the path counts as disproved, and disproofs found
 //! that way are stored like any other. No answer is taken from the table on trust, though:
-//! - a win is *extracted* as an acyclic graph with one node per position, depth first, never
-//!   entering a position of the extraction path; where the table's proof went through one, the
-//!   node is searched again with the extraction path as history. `win` and `loss` are only
-//!   answered with such a proof in hand;
-//! - `not a win` is *certified*: the disproved entries reachable from the root are closed under
-//!   "every prover move stays inside or fails at a leaf, some defender reply does" (a greatest
-//!   fixed point, so cycles inside the set count as endless play, never as wins). The root must
-//!   survive; [`Report::disproof_size`] is the size of the set.
+//! - a win is *extracted* (`extract.rs`) as an acyclic graph with one node per position, depth
+//!   first, never entering a position of the extraction path; where the table's proof went
+//!   through one, the node is searched again with the extraction path as history. `win` and
+//!   `loss` are only answered with such a proof in hand;
+//! - `not a win` is *certified* (`certify.rs`): the disproved entries reachable from the root are
+//!   closed under "every prover move stays inside or fails at a leaf, some defender reply does"
+//!   (a greatest fixed point, so cycles inside the set count as endless play, never as wins). The
+//!   root must survive; [`Report::disproof_size`] is the size of the set. `driver.rs` runs the
+//!   searches, the extraction and the certificate in turn.
 //!
 //! # Proof files (`proof.rs`) and the checker (`check.rs`)
 //! [`Proof::write`] writes the proof in the text format below; [`check::check`] reads such a file
@@ -47,10 +48,14 @@
 //!
 #![doc = include_str!("FORMAT.md")]
 
+mod certify;
 pub mod check;
+mod dfpn;
+mod driver;
+mod extract;
 pub mod hash;
+mod path;
 mod proof;
-mod search;
 pub mod tt;
 
 pub use proof::{Proof, Step};
@@ -261,7 +266,7 @@ pub fn prove(
         std::thread::Builder::new()
             .name("antitb-prove".to_string())
             .stack_size(STACK_BYTES)
-            .spawn_scoped(s, || search::run(root, history, oracle, opts, progress))
+            .spawn_scoped(s, || driver::run(root, history, oracle, opts, progress))
             .map_err(|e| ProveError::Thread(e.to_string()))?
             .join()
             .map_err(|_| ProveError::Thread("the search panicked".to_string()))?

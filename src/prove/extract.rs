@@ -1,0 +1,157 @@
+//! Proof extraction: turn the table's claim that the root is proved into an acyclic [`Proof`],
+//! one node per position, depth first, never entering a position of the extraction path (or of
+//! the game history). Where the table's proof went through such a position, or was overwritten,
+//! the node is searched again with the extraction path as history.
+
+use super::ProveError;
+use super::dfpn::{Leaf, Searcher};
+use super::hash;
+use super::proof::{Proof, Step};
+use super::tt::NO_MOVE;
+use crate::rules::Position;
+use std::collections::{HashMap, HashSet};
+
+/// Expanded nodes allowed to one re-search.
+const RESEARCH_NODES: u64 = 200_000;
+/// Re-searches allowed to one extraction.
+const RESEARCHES: u32 = 64;
+
+/// One proof extraction.
+struct Extraction<'s, 'a> {
+    searcher: &'s mut Searcher<'a>,
+    steps: Vec<Step>,
+    /// Finished nodes by position key.
+    done: HashMap<u64, u32>,
+    /// Positions on the extraction path (and the game history): never re-entered.
+    on_path: HashSet<u64>,
+    /// Re-searches still allowed.
+    researches: u32,
+}
+
+/// Extract an acyclic proof for `searcher.prover` from `root` (at the top of the searcher's
+/// path). `None` if the search's claim cannot be turned into one.
+pub(super) fn extract(
+    searcher: &mut Searcher,
+    root: &Position,
+    history: &[Position],
+) -> Result<Option<Proof>, ProveError> {
+    let prover = searcher.prover;
+    let mut x = Extraction {
+        searcher,
+        steps: Vec::new(),
+        done: HashMap::new(),
+        on_path: history.iter().map(hash::key).collect(),
+        researches: RESEARCHES,
+    };
+    let root_id = x.node(root, hash::key(root))?;
+    Ok(root_id.map(|id| Proof::new(*root, prover, x.steps, id)))
+}
+
+impl Extraction<'_, '_> {
+    /// The proof node of `pos`, extracted if new.
+    fn node(&mut self, pos: &Position, key: u64) -> Result<Option<u32>, ProveError> {
+        if let Some(&id) = self.done.get(&key) {
+            return Ok(Some(id));
+        }
+        let step = match self.searcher.leaf(pos)? {
+            Leaf::Won(None) => Step::End,
+            Leaf::Won(Some(w)) => Step::Table(w),
+            Leaf::Failed => return Ok(None),
+            Leaf::Open(_) => {
+                self.on_path.insert(key);
+                let s = if pos.turn() == self.searcher.prover {
+                    self.or_node(pos, key)
+                } else {
+                    self.and_node(pos)
+                };
+                self.on_path.remove(&key);
+                match s? {
+                    Some(s) => s,
+                    None => return Ok(None),
+                }
+            }
+        };
+        let id = self.steps.len() as u32;
+        self.steps.push(step);
+        self.done.insert(key, id);
+        Ok(Some(id))
+    }
+
+    /// The prover's move: the table's best move first, then any other that looks proved.
+    fn or_node(&mut self, pos: &Position, key: u64) -> Result<Option<Step>, ProveError> {
+        let moves = pos.legal_moves();
+        for attempt in 0..2 {
+            let hint = self.searcher.entry(key).map_or(NO_MOVE, |e| e.best) as usize;
+            let order = std::iter::once(hint)
+                .filter(|&h| h < moves.len())
+                .chain((0..moves.len()).filter(|&i| i != hint));
+            for i in order {
+                let m = moves[i];
+                let c = pos.after(&m);
+                let ck = hash::key(&c);
+                if self.on_path.contains(&ck) {
+                    continue;
+                }
+                let promising = self.done.contains_key(&ck)
+                    || self.searcher.entry(ck).is_some_and(|e| e.pn == 0)
+                    || matches!(self.searcher.leaf(&c)?, Leaf::Won(_));
+                if !promising {
+                    continue;
+                }
+                let pushed = self.searcher.path.push(ck, m.is_zeroing());
+                let r = self.node(&c, ck);
+                self.searcher.path.pop(pushed);
+                if let Some(id) = r? {
+                    return Ok(Some(Step::Or(m, id)));
+                }
+            }
+            // The table's proof went through the path or was overwritten: search again from
+            // here with the extraction path as history, then retry once.
+            if attempt > 0 || self.researches == 0 {
+                break;
+            }
+            self.researches -= 1;
+            if !self.research(pos, key)? {
+                break;
+            }
+        }
+        Ok(None)
+    }
+
+    /// Search `pos` again with a budget of its own; did it prove it?
+    fn research(&mut self, pos: &Position, key: u64) -> Result<bool, ProveError> {
+        let s = &mut *self.searcher;
+        let saved = (s.budget.max_nodes, s.budget.deadline, s.aborted);
+        s.budget.max_nodes = s.nodes + RESEARCH_NODES;
+        s.budget.deadline = None;
+        s.aborted = false;
+        s.recheck_budget();
+        // Entries below may claim proofs through the path: forget this node's own.
+        s.forget(key);
+        let n = s.search(pos, key, super::dfpn::Numbers::UNLIMITED);
+        (s.budget.max_nodes, s.budget.deadline, s.aborted) = saved;
+        s.recheck_budget();
+        Ok(n?.pn == 0)
+    }
+
+    /// The defender's replies: every one must lead to a proof node.
+    fn and_node(&mut self, pos: &Position) -> Result<Option<Step>, ProveError> {
+        let moves = pos.legal_moves();
+        let mut replies = Vec::with_capacity(moves.len());
+        for m in moves.iter() {
+            let c = pos.after(m);
+            let ck = hash::key(&c);
+            if self.on_path.contains(&ck) {
+                return Ok(None);
+            }
+            let pushed = self.searcher.path.push(ck, m.is_zeroing());
+            let r = self.node(&c, ck);
+            self.searcher.path.pop(pushed);
+            match r? {
+                Some(id) => replies.push((*m, id)),
+                None => return Ok(None),
+            }
+        }
+        Ok(Some(Step::And(replies)))
+    }
+}
