@@ -72,6 +72,7 @@ pub mod r#gen;
 pub mod probe;
 pub mod prove;
 pub mod rules;
+pub mod serve;
 pub mod store;
 pub mod table;
 pub mod verify;

@@ -10,6 +10,7 @@ mod plan;
 mod probe;
 mod prove;
 mod select;
+mod serve;
 mod stats;
 mod verify;
 
@@ -47,6 +48,8 @@ enum Command {
     Prove(prove::ProveArgs),
     /// Check a proof file written by `prove --proof` with the rules and the tables only.
     CheckProof(prove::CheckProofArgs),
+    /// Answer the lichess tablebase HTTP API (GET /antichess, /antichess/mainline, /health).
+    Serve(serve::ServeArgs),
     /// Count the leaf nodes of the legal move tree (move generator check).
     Perft(perft::PerftArgs),
 }
@@ -70,6 +73,7 @@ pub fn run() -> i32 {
         Command::Verify(a) => verify::run(a),
         Command::Prove(a) => prove::run_prove(a),
         Command::CheckProof(a) => prove::run_check(a),
+        Command::Serve(a) => serve::run(a),
         Command::Perft(a) => perft::run(a),
     };
     match result {
