@@ -517,3 +517,32 @@ fn mangled_queries_never_panic() {
     println!("mangled queries: {statuses:?}");
     assert!(statuses.len() >= 3, "{statuses:?}");
 }
+
+#[test]
+fn startup_errors_are_one_line() {
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_antitb"))
+            .arg("serve")
+            .args(args)
+            .output()
+            .expect("run antitb serve");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        err
+    };
+    let missing = serve::support::temp_path("no-such-dir");
+    let err = run(&[
+        "--tables",
+        missing.to_str().unwrap(),
+        "--bind",
+        "127.0.0.1:0",
+    ]);
+    assert!(err.contains("no-such-dir"), "{err}");
+    let server = Server::start(&[tables3()], &[]);
+    let taken = server.base.trim_start_matches("http://").to_string();
+    let err = run(&["--tables", tables3().to_str().unwrap(), "--bind", &taken]);
+    assert!(err.contains("cannot listen"), "{err}");
+    let err = run(&["--tables", tables3().to_str().unwrap(), "--threads", "0"]);
+    assert!(err.contains("threads"), "{err}");
+}

@@ -1,9 +1,17 @@
 //! The API without the network: a query string in, a status and a body out.
 //!
 //! [`Service::handle`] is everything a request does after the HTTP layer has read it, so tests
-//! and fuzzers can call it directly. Values come from [`Tablebase`]; where a position has more
-//! pieces than the tables, or its table is missing, one ply of search beyond the tables often
-//! still gives the exact value (see [`Prober`]), as the Syzygy prober behind lila finds threats.
+//! and fuzzers can call it directly. Values come from [`Tablebase`].
+//!
+//! Where a position has more pieces than the tables, or its table is missing, a little search
+//! beyond the tables often still gives the exact value, as the Syzygy prober behind lila finds
+//! threats: captures are searched as far as they go (each removes a piece), and one quiet ply
+//! at most. When some moves stay unknown the value is still certain if no unknown move could
+//! beat the best known one: in DTZ a zeroing move scores at best `W(1)` and a quiet move at
+//! best `W(2)` (the opponent cannot lose in 0 plies); in DTW any move scores at best `W(2)`.
+//! So a threat (a quiet move that forces the opponent to capture into a loss) is valued
+//! exactly. Otherwise the value is unknown, never guessed; the search stops after a fixed
+//! number of positions per request.
 
 use super::query::{LineBy, QueryError, parse_query};
 use super::response::{
@@ -397,15 +405,8 @@ fn order_rank(role: Role) -> u8 {
     }
 }
 
-/// Exact values from the tables, and where they have none, a little search beyond them.
-///
-/// A position with no table is valued from its moves when that is certain: captures are
-/// searched as far as they go (each removes a piece), and one quiet ply is searched at most.
-/// When some moves stay unknown the value is still certain if no unknown move could beat the
-/// best known one: in DTZ a zeroing move scores at best `W(1)` and a quiet move at best `W(2)`
-/// (the opponent cannot lose in 0 plies); in DTW any move scores at best `W(2)`. So a threat
-/// (a quiet move that forces the opponent to capture into a loss) is found exactly, as the
-/// Syzygy prober finds it. Otherwise the value is unknown, never guessed.
+/// Exact values from the tables, and where they have none, the search beyond them described in
+/// the module documentation.
 struct Prober<'a> {
     service: &'a Service,
     nodes: Cell<u32>,
