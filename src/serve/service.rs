@@ -23,6 +23,7 @@ use crate::rules::{Move, MoveList, Position, Role};
 use crate::value::{Metric, Value};
 use serde::Serialize;
 use std::cell::Cell;
+use std::cmp::Reverse;
 use std::path::{Path, PathBuf};
 
 /// The endpoints.
@@ -223,6 +224,14 @@ impl Service {
     /// `GET /antichess`: the position and its moves, best first (lila's order; ties by UCI).
     pub fn probe(&self, pos: &Position) -> Result<TablebaseResponse, ServiceError> {
         let prober = Prober::new(self);
+        // The root first: it is the answer that matters most if the search budget runs out.
+        let mut root = PositionInfo::new(
+            flags(pos),
+            prober.dtz(pos)?.map(Value::signed),
+            prober.dtw(pos)?.map(Value::signed),
+            pos.halfmoves(),
+            pos.halfmoves().saturating_sub(1),
+        );
         let legal = pos.legal_moves();
         let mut moves = Vec::with_capacity(legal.len());
         for m in legal.iter() {
@@ -246,13 +255,6 @@ impl Service {
             });
         }
         moves.sort_by(|a, b| (a.sort_key(), &a.uci).cmp(&(b.sort_key(), &b.uci)));
-        let mut root = PositionInfo::new(
-            flags(pos),
-            prober.dtz(pos)?.map(Value::signed),
-            prober.dtw(pos)?.map(Value::signed),
-            pos.halfmoves(),
-            pos.halfmoves().saturating_sub(1),
-        );
         if let Some(best) = moves.first() {
             root.category = best.pos.category.negate();
         }
@@ -281,7 +283,7 @@ impl Service {
         };
         while decisive && line.len() < MAX_LINE && (by == LineBy::Dtw || cur.halfmoves() < 100) {
             let legal = cur.legal_moves();
-            let mut best: Option<(Move, Value, Option<Value>)> = None;
+            let mut best: Option<(LineKey, Move, Value, Option<Value>)> = None;
             for m in legal.iter() {
                 let child = cur.after(m);
                 let dtz = prober
@@ -295,19 +297,13 @@ impl Service {
                             .ok_or_else(|| not_found(&child, "DTW"))?,
                     ),
                 };
-                let better = match best {
-                    None => true,
-                    Some((bm, bdtz, bdtw)) => {
-                        line_key(m, dtz, dtw) > line_key(&bm, bdtz, bdtw)
-                            || (line_key(m, dtz, dtw) == line_key(&bm, bdtz, bdtw)
-                                && m.uci() < bm.uci())
-                    }
-                };
-                if better {
-                    best = Some((*m, dtz, dtw));
+                // Ties go to the smaller UCI, so that lines do not depend on move order.
+                let key = (line_key(m, dtz, dtw), Reverse(m.uci()));
+                if best.as_ref().is_none_or(|b| key > b.0) {
+                    best = Some((key, *m, dtz, dtw));
                 }
             }
-            let Some((m, dtz, dtw)) = best else { break };
+            let Some((_, m, dtz, dtw)) = best else { break };
             let child = cur.after(&m);
             line.push(MainlineStep {
                 uci: m.uci(),
@@ -342,6 +338,8 @@ impl Service {
         })
     }
 }
+
+type LineKey = ((i32, i8, bool, i32), Reverse<String>);
 
 /// Which move a main line prefers, larger is better: by DTW when given (the best DTW score for
 /// the mover), then lila's DTZ rule: the best WDL; a zeroing move when winning, a quiet one
