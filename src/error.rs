@@ -10,6 +10,7 @@ use crate::probe::ProbeError;
 use crate::probe::stats::StatsError;
 use crate::prove::ProveError;
 use crate::rules::FenError;
+use crate::serve::ServeError;
 use crate::store::StoreError;
 use crate::table::{Material, MaterialError, Metric};
 use crate::verify::VerifyError;
@@ -50,6 +51,8 @@ pub enum Error {
     Stats(StatsError),
     /// Checksums could not be computed or a checksum list read.
     Checksums(ChecksumError),
+    /// The HTTP server could not start or failed (beyond its table directories).
+    Serve(ServeError),
 }
 
 impl Error {
@@ -90,6 +93,7 @@ impl fmt::Display for Error {
             Error::Prove(e) => write!(f, "{e}"),
             Error::Stats(e) => write!(f, "{e}"),
             Error::Checksums(e) => write!(f, "{e}"),
+            Error::Serve(e) => write!(f, "{e}"),
         }
     }
 }
@@ -107,6 +111,7 @@ impl std::error::Error for Error {
             Error::Prove(e) => Some(e),
             Error::Stats(e) => Some(e),
             Error::Checksums(e) => Some(e),
+            Error::Serve(e) => Some(e),
         }
     }
 }
@@ -200,6 +205,16 @@ impl From<ChecksumError> for Error {
         match e {
             ChecksumError::Io(path, source) => Error::Io { path, source },
             e => Error::Checksums(e),
+        }
+    }
+}
+
+impl From<ServeError> for Error {
+    /// A server that could not read its table directories says so as [`Error::Io`].
+    fn from(e: ServeError) -> Error {
+        match e {
+            ServeError::Tables(e) => Error::from(e),
+            e => Error::Serve(e),
         }
     }
 }

@@ -25,6 +25,8 @@ const LAYERS: &[(&str, &[&str])] = &[
         "build",
         &["gen", "probe", "store", "format", "table", "rules"],
     ),
+    // The HTTP API over a Tablebase: it reads tables, never builds them.
+    ("serve", &["probe", "store", "format", "table", "rules"]),
 ];
 
 /// Root files of the library: above every layer, they may name any of them.

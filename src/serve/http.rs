@@ -59,7 +59,14 @@ impl fmt::Display for ServeError {
     }
 }
 
-impl std::error::Error for ServeError {}
+impl std::error::Error for ServeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ServeError::Tables(e) => Some(e),
+            ServeError::Bind(_, e) | ServeError::Io(e) => Some(e),
+        }
+    }
+}
 
 struct App {
     service: Service,

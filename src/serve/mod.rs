@@ -24,5 +24,5 @@ pub mod response;
 pub mod service;
 
 pub use http::{ServeError, ServeOptions, serve};
-pub use query::{LineBy, Query, QueryError, parse_query};
+pub use query::{Query, QueryError, parse_query};
 pub use service::{Endpoint, Format, Reply, Service};

@@ -7,23 +7,17 @@
 //! FEN that still does not describe a legal antichess position (no pieces at all, a pawn on the
 //! back rank, more pieces than promotions allow) is a bad request.
 
+use crate::probe::RankBy;
 use crate::rules::{Bitboard, Color, FenError, Position, Role, parse_fen};
 use std::fmt;
-
-/// Which metric `/antichess/mainline` follows.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub enum LineBy {
-    /// lila's line: DTZ-optimal moves until the game ends or the halfmove clock reaches 100.
-    Dtz,
-    /// DTW-optimal moves (shortest win, longest loss) to the end of the game.
-    Dtw,
-}
 
 /// A decoded query string.
 #[derive(Clone, Debug)]
 pub struct Query {
     pub position: Position,
-    pub by: LineBy,
+    /// Which metric `/antichess/mainline` follows: DTZ (lila's line, until the game ends or the
+    /// halfmove clock reaches 100) or DTW (to the end of the game).
+    pub by: RankBy,
 }
 
 /// Why a query string was refused (HTTP 400); `Display` is the one-line reason sent back.
@@ -59,17 +53,15 @@ impl std::error::Error for QueryError {}
 /// them (its `dtc` parameter among them: antitb has no DTC); the last of repeated ones counts.
 pub fn parse_query(query: &str) -> Result<Query, QueryError> {
     let mut fen = None;
-    let mut by = LineBy::Dtz;
+    let mut by = RankBy::Dtz;
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
             "fen" => fen = Some(percent_decode(value).ok_or(QueryError::Encoding("fen".into()))?),
             "by" => {
-                by = match percent_decode(value).as_deref() {
-                    Some("dtz") => LineBy::Dtz,
-                    Some("dtw") => LineBy::Dtw,
-                    _ => return Err(QueryError::By(value.to_string())),
-                }
+                by = percent_decode(value)
+                    .and_then(|v| v.parse().ok())
+                    .ok_or_else(|| QueryError::By(value.to_string()))?
             }
             _ => {}
         }
@@ -186,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             parse_query("by=dtw&fen=8/8/8/8/8/8/8/K6k").map(|q| q.by),
-            Ok(LineBy::Dtw)
+            Ok(RankBy::Dtw)
         );
     }
 

@@ -13,14 +13,14 @@
 //! exactly. Otherwise the value is unknown, never guessed; the search stops after a fixed
 //! number of positions per request.
 
-use super::query::{LineBy, QueryError, parse_query};
+use super::query::{QueryError, parse_query};
 use super::response::{
     Flags, MainlineResponse, MainlineStep, MoveInfo, PositionInfo, TablebaseResponse,
 };
-use crate::probe::{ProbeError, Tablebase};
+use crate::probe::{ProbeError, RankBy, Tablebase};
 use crate::rules::notation::san;
 use crate::rules::{Move, MoveList, Position, Role};
-use crate::value::{Metric, Value};
+use crate::table::{Dtw, Dtz, Material, Metric, Value, Wdl};
 use serde::Serialize;
 use std::cell::Cell;
 use std::cmp::Reverse;
@@ -157,8 +157,8 @@ impl Service {
         let mut dtw_files = false;
         for d in dirs {
             let d: PathBuf = d.as_ref().to_path_buf();
-            let entries = std::fs::read_dir(&d)
-                .map_err(|e| ProbeError::BadDirectory(d.clone(), e.to_string()))?;
+            let entries =
+                std::fs::read_dir(&d).map_err(|e| ProbeError::BadDirectory(d.clone(), e))?;
             for e in entries.flatten() {
                 let name = e.file_name();
                 let name = name.to_string_lossy();
@@ -227,8 +227,8 @@ impl Service {
         // The root first: it is the answer that matters most if the search budget runs out.
         let mut root = PositionInfo::new(
             flags(pos),
-            prober.dtz(pos)?.map(Value::signed),
-            prober.dtw(pos)?.map(Value::signed),
+            prober.dtz(pos)?.map(Dtz::signed),
+            prober.dtw(pos)?.map(Dtw::signed),
             pos.halfmoves(),
             pos.halfmoves().saturating_sub(1),
         );
@@ -239,8 +239,8 @@ impl Service {
             let flags = flags(&child);
             let info = PositionInfo::new(
                 flags,
-                prober.dtz(&child)?.map(Value::signed),
-                prober.dtw(&child)?.map(Value::signed),
+                prober.dtz(&child)?.map(Dtz::signed),
+                prober.dtw(&child)?.map(Dtw::signed),
                 child.halfmoves(),
                 pos.halfmoves(),
             );
@@ -267,31 +267,31 @@ impl Service {
     /// (any other when losing), then the quickest win or slowest loss by DTZ; until the game
     /// ends or the halfmove clock reaches 100. `by=dtw` follows DTW instead (shortest win,
     /// longest loss, the clock ignored) to the end of the game, and adds `dtw` to each step.
-    pub fn mainline(&self, pos: &Position, by: LineBy) -> Result<MainlineResponse, ServiceError> {
+    pub fn mainline(&self, pos: &Position, by: RankBy) -> Result<MainlineResponse, ServiceError> {
         let prober = Prober::new(self);
         let not_found = |p: &Position, kind: &str| self.not_found(p, kind);
         let root_dtz = prober.dtz(pos)?.ok_or_else(|| not_found(pos, "DTZ"))?;
         let root_dtw = match by {
-            LineBy::Dtz => None,
-            LineBy::Dtw => Some(prober.dtw(pos)?.ok_or_else(|| not_found(pos, "DTW"))?),
+            RankBy::Dtz => None,
+            RankBy::Dtw => Some(prober.dtw(pos)?.ok_or_else(|| not_found(pos, "DTW"))?),
         };
         let mut line = Vec::new();
         let mut cur = *pos;
         let decisive = match by {
-            LineBy::Dtz => !root_dtz.is_draw(),
-            LineBy::Dtw => root_dtw.is_some_and(|v| !v.is_draw()),
+            RankBy::Dtz => root_dtz.wdl() != Wdl::Draw,
+            RankBy::Dtw => root_dtw.is_some_and(|v| !v.value().is_draw()),
         };
-        while decisive && line.len() < MAX_LINE && (by == LineBy::Dtw || cur.halfmoves() < 100) {
+        while decisive && line.len() < MAX_LINE && (by == RankBy::Dtw || cur.halfmoves() < 100) {
             let legal = cur.legal_moves();
-            let mut best: Option<(LineKey, Move, Value, Option<Value>)> = None;
+            let mut best: Option<(LineKey, Move, Dtz, Option<Dtw>)> = None;
             for m in legal.iter() {
                 let child = cur.after(m);
                 let dtz = prober
                     .dtz(&child)?
                     .ok_or_else(|| not_found(&child, "DTZ"))?;
                 let dtw = match by {
-                    LineBy::Dtz => None,
-                    LineBy::Dtw => Some(
+                    RankBy::Dtz => None,
+                    RankBy::Dtw => Some(
                         prober
                             .dtw(&child)?
                             .ok_or_else(|| not_found(&child, "DTW"))?,
@@ -310,7 +310,7 @@ impl Service {
                 san: san_plus(&cur, &m, flags(&child)),
                 dtz: dtz.signed(),
                 precise_dtz: Some(dtz.signed()),
-                dtw: dtw.map(Value::signed),
+                dtw: dtw.map(Dtw::signed),
             });
             cur = child;
         }
@@ -319,7 +319,7 @@ impl Service {
             winner: cur.is_won_by_side_to_move().then(|| cur.turn().char()),
             dtz: root_dtz.signed(),
             precise_dtz: Some(root_dtz.signed()),
-            dtw: root_dtw.map(Value::signed),
+            dtw: root_dtw.map(Dtw::signed),
         })
     }
 
@@ -333,20 +333,20 @@ impl Service {
         } else {
             format!(
                 "no {kind} table for {}",
-                crate::material::Material::of_position(pos).canonical()
+                Material::of_position(pos).canonical()
             )
         })
     }
 }
 
-type LineKey = ((i32, i8, bool, i32), Reverse<String>);
+type LineKey = ((i32, Wdl, bool, i32), Reverse<String>);
 
 /// Which move a main line prefers, larger is better: by DTW when given (the best DTW score for
 /// the mover), then lila's DTZ rule: the best WDL; a zeroing move when winning, a quiet one
 /// otherwise; then the larger DTZ of the position after the move (for the opponent: the
 /// quicker loss, or the slower win).
-fn line_key(m: &Move, child_dtz: Value, child_dtw: Option<Value>) -> (i32, i8, bool, i32) {
-    let dtw_score = child_dtw.map_or(0, |v| v.after_move().rank());
+fn line_key(m: &Move, child_dtz: Dtz, child_dtw: Option<Dtw>) -> (i32, Wdl, bool, i32) {
+    let dtw_score = child_dtw.map_or(0, |v| v.value().after_move().rank());
     let child = child_dtz.signed();
     (
         dtw_score,
@@ -418,15 +418,15 @@ impl<'a> Prober<'a> {
         }
     }
 
-    fn dtz(&self, pos: &Position) -> Result<Option<Value>, ProbeError> {
-        self.value(pos, Metric::Dtz, 1)
+    fn dtz(&self, pos: &Position) -> Result<Option<Dtz>, ProbeError> {
+        Ok(self.value(pos, Metric::Dtz, 1)?.map(Dtz))
     }
 
-    fn dtw(&self, pos: &Position) -> Result<Option<Value>, ProbeError> {
+    fn dtw(&self, pos: &Position) -> Result<Option<Dtw>, ProbeError> {
         if !self.service.dtw_files {
             return Ok(None);
         }
-        self.value(pos, Metric::Dtw, 1)
+        Ok(self.value(pos, Metric::Dtw, 1)?.map(Dtw))
     }
 
     fn value(
@@ -437,8 +437,9 @@ impl<'a> Prober<'a> {
     ) -> Result<Option<Value>, ProbeError> {
         let tb = &self.service.tb;
         let direct = match metric {
-            Metric::Dtz => tb.probe_dtz(pos),
-            Metric::Dtw => tb.probe_dtw(pos),
+            Metric::Wdl => tb.probe_wdl(pos).map(Wdl::as_value),
+            Metric::Dtz => tb.probe_dtz(pos).map(Dtz::value),
+            Metric::Dtw => tb.probe_dtw(pos).map(Dtw::value),
         };
         match direct {
             Ok(v) => return Ok(Some(v)),

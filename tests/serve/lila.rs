@@ -13,10 +13,10 @@
 //! lila's choice must rest on a Syzygy DTZ that differs from the exact one.
 
 use super::support::{Server, fixture_tables, needed, q};
-use antitb::material::Material;
 use antitb::rules::notation::parse_uci;
 use antitb::rules::{Position, Role};
 use antitb::serve::query::parse_lenient_fen;
+use antitb::table::Material;
 use serde_json::Value as Json;
 use std::collections::BTreeMap;
 use std::path::Path;

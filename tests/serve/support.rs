@@ -2,7 +2,7 @@
 //! with a real HTTP client (reqwest).
 
 use antitb::build::{BuildOptions, build, estimate};
-use antitb::material::Material;
+use antitb::table::Material;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
