@@ -46,8 +46,9 @@ for line in open(sys.argv[1]):
     fen = line.strip()
     if fen:
         paths.append(fen)
+fixture = len(paths)
 rng = random.Random(16)
-while len(paths) < 2000 + sum(1 for _ in open(sys.argv[1])):
+while len(paths) < fixture + 2000:
     n = rng.randint(2, 4)
     pieces = [rng.choice("KQRBNP") for _ in range(n)]
     white = rng.randint(1, n - 1)
