@@ -3,8 +3,8 @@
 //! failed. Every layer's own error converts into it, so `?` works across them; the layer's
 //! error stays reachable as [`std::error::Error::source`].
 
-use crate::build::BuildError;
 use crate::build::checksums::ChecksumError;
+use crate::build::{BuildError, Unusable};
 use crate::format::FormatError;
 use crate::probe::ProbeError;
 use crate::probe::stats::StatsError;
@@ -170,6 +170,28 @@ impl From<BuildError> for Error {
                 Error::from(e)
             }
             BuildError::Store(e) => Error::from(e),
+            // A table a build of its targets alone reads (`BuildOptions::only_targets`).
+            BuildError::Dependency {
+                problem: Unusable::File(e),
+                ..
+            } => Error::from(e),
+            BuildError::Dependency {
+                table,
+                problem: Unusable::MissingFile { metric, .. },
+                ..
+            } => Error::MissingTable {
+                material: table,
+                metric,
+            },
+            // No file of it at all: its first file is missing.
+            BuildError::Dependency {
+                table,
+                problem: Unusable::Absent { .. },
+                ..
+            } => Error::MissingTable {
+                material: table,
+                metric: Metric::Wdl,
+            },
             e => Error::Build(e),
         }
     }
@@ -216,5 +238,44 @@ impl From<ServeError> for Error {
             ServeError::Tables(e) => Error::from(e),
             e => Error::Serve(e),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A table that a build of its targets alone cannot use says so as the missing or damaged
+    /// table an engine matches on, as other build failures on a table do.
+    #[test]
+    fn a_dependency_of_a_target_alone_is_a_missing_or_corrupted_table() {
+        let kvk: Material = "KvK".parse().unwrap();
+        let dependency = |problem| BuildError::Dependency {
+            table: kvk,
+            needed_by: "KQvK".parse().unwrap(),
+            problem,
+        };
+        let absent = dependency(Unusable::Absent {
+            dirs: vec!["t".into()],
+        });
+        assert!(matches!(
+            Error::from(absent),
+            Error::MissingTable { material, metric: Metric::Wdl } if material == kvk
+        ));
+        let missing = dependency(Unusable::MissingFile {
+            metric: Metric::Dtz,
+            path: "t/KvK.dtz".into(),
+        });
+        assert!(matches!(
+            Error::from(missing),
+            Error::MissingTable { material, metric: Metric::Dtz } if material == kvk
+        ));
+        let damaged = dependency(Unusable::File(StoreError::Mismatch {
+            path: "t/KvK.wdl".into(),
+            what: "holds material KQvK, expected KvK".into(),
+        }));
+        let e = Error::from(damaged);
+        assert!(matches!(e, Error::CorruptedTable { .. }), "{e:?}");
+        assert_eq!(e.path(), Some(Path::new("t/KvK.wdl")));
     }
 }

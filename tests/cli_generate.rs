@@ -462,3 +462,66 @@ fn published_checksums_hold_for_the_three_piece_set() {
         );
     }
 }
+
+/// Write the reference files into `dir`, but for the tables named in `except`.
+fn copy_reference_except(dir: &Path, except: &[&str]) {
+    for (name, bytes) in reference() {
+        let stem = name.split('.').next().expect("file stem");
+        if !except.contains(&stem) {
+            std::fs::write(dir.join(name), bytes).expect("write reference file");
+        }
+    }
+}
+
+/// `--no-deps` (one job of a cluster plan): builds the named table and nothing else, refuses
+/// with one line when a table it reads is missing or fails its checksums, and leaves other
+/// tables' temporary files alone (on a shared file system their writers may run elsewhere).
+#[test]
+fn no_deps_builds_only_the_named_tables() {
+    let dir = TempDir::new(TEMP_PREFIX, "no-deps");
+    copy_reference_except(dir.path(), &["KQvK", "KPvK"]);
+    let before = contents(dir.path());
+    let tables = dir.str();
+    let run = |m: &'static str| ["generate", "--no-deps", m, "--tables", tables, "--quiet"];
+    // KPvK promotes into KQvK, which is missing: refused, nothing written.
+    assert_refused(&run("KPvK"), "KPvK needs KQvK, which is missing or corrupt");
+    assert_eq!(contents(dir.path()), before, "a refused run wrote files");
+    // KQvK reads only present tables: exactly its three files appear, as in a full build.
+    let stale_other = dir.path().join("KvN.wdl.tmp.999999999");
+    let stale_own = dir.path().join("KQvK.dtz.tmp.999999999");
+    std::fs::write(&stale_other, b"another machine's writer").unwrap();
+    std::fs::write(&stale_own, b"a killed writer of this table").unwrap();
+    let out = antitb(&run("KQvK"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stale_other.exists(),
+        "removed another table's temporary file"
+    );
+    assert!(!stale_own.exists(), "kept its own table's stale temporary");
+    std::fs::remove_file(&stale_other).unwrap();
+    let after = contents(dir.path());
+    let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();
+    assert_eq!(added, ["KQvK.dtw", "KQvK.dtz", "KQvK.wdl"]);
+    for name in added {
+        assert!(after[name] == reference()[name], "{name} differs");
+    }
+    // A corrupt dependency (one byte in the middle of KvK.wdl) is named, with its checksum.
+    let kvk = dir.path().join("KvK.wdl");
+    let good = std::fs::read(&kvk).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x40;
+    std::fs::write(&kvk, &bad).unwrap();
+    assert_refused(&run("KPvK"), "KvK.wdl");
+    assert_refused(&run("KPvK"), "checksum mismatch");
+    assert!(!dir.path().join("KPvK.wdl").exists());
+    // Repaired, it builds; the set is then the full one, byte for byte.
+    std::fs::write(&kvk, &good).unwrap();
+    let out = antitb(&run("KPvK"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_as_reference(dir.path());
+    // Present and valid: nothing to do.
+    let out = antitb(&run("KPvK"));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_same_as_reference(dir.path());
+}

@@ -20,6 +20,7 @@
 pub mod checksums;
 mod estimate;
 pub mod plan;
+mod present;
 mod source;
 mod system;
 
@@ -27,13 +28,14 @@ pub use estimate::{
     BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, SOURCE_CACHE_BLOCKS, estimate,
     estimate_with, human_bytes,
 };
+pub use present::{Unusable, check_files, is_present};
 pub use source::DecodedTables;
 pub use system::{free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
 use crate::r#gen::{GenError, Progress, generate};
 use crate::probe::{ProbeError, Tablebase};
-use crate::store::{StoreError, StoreOptions, StoredTable, file_name, write_table};
+use crate::store::{StoreError, StoreOptions, write_table};
 use crate::table::{Material, Metric};
 use estimate::source_tables;
 use std::collections::HashMap;
@@ -55,6 +57,12 @@ pub struct BuildOptions {
     pub memory_limit: Option<u64>,
     /// Refuse tables whose estimated files ([`Estimate::disk`]) exceed the free space of `dir`.
     pub check_disk: bool,
+    /// Build the targets and nothing else: every other table they read must be present and pass
+    /// its checksums in `dir` or `extra_dirs`, else [`BuildError::Dependency`] before any work
+    /// (one job of a cluster plan, whose dependencies other jobs build). Only the targets' own
+    /// stale temporary files are removed: on a shared file system, another machine's live
+    /// writer cannot be told from a dead one.
+    pub only_targets: bool,
 }
 
 impl BuildOptions {
@@ -68,6 +76,7 @@ impl BuildOptions {
             write: StoreOptions::default(),
             memory_limit: None,
             check_disk: true,
+            only_targets: false,
         }
     }
 }
@@ -135,6 +144,12 @@ pub enum BuildError {
     },
     /// A directory of existing tables cannot be read.
     Probe(ProbeError),
+    /// With [`BuildOptions::only_targets`]: `needed_by` reads `table`, which cannot be used.
+    Dependency {
+        table: Material,
+        needed_by: Material,
+        problem: Unusable,
+    },
     /// A table (or, for the disk, the whole plan) needs more memory than the limit, or more disk
     /// than is free. `what` names it.
     TooLarge {
@@ -154,6 +169,14 @@ impl fmt::Display for BuildError {
                 write!(f, "table directory {}: {what}: {source}", path.display())
             }
             BuildError::Probe(e) => write!(f, "{e}"),
+            BuildError::Dependency {
+                table,
+                needed_by,
+                problem,
+            } => write!(
+                f,
+                "{needed_by} needs {table}, which is missing or corrupt (only the named tables are built): {problem}"
+            ),
             BuildError::TooLarge {
                 what,
                 resource: Resource::Memory,
@@ -187,6 +210,7 @@ impl std::error::Error for BuildError {
             BuildError::Store(e) => Some(e),
             BuildError::Dir { source, .. } => Some(source),
             BuildError::Probe(e) => Some(e),
+            BuildError::Dependency { problem, .. } => Some(problem),
             BuildError::TooLarge { .. } => None,
         }
     }
@@ -206,16 +230,6 @@ pub fn metrics(dtw: bool) -> &'static [Metric] {
     } else {
         &[Metric::Wdl, Metric::Dtz]
     }
-}
-
-/// Are all files of `material` present in `dir` and valid (header and checksums)?
-pub fn is_present(dir: &Path, material: Material, metrics: &[Metric]) -> bool {
-    metrics.iter().all(|&k| {
-        let path = dir.join(file_name(material, k));
-        path.is_file()
-            && StoredTable::open(&path, material, k, &ReadOptions { cache_blocks: 0 })
-                .is_ok_and(|t| t.file().verify_checksums().is_ok())
-    })
 }
 
 /// Create `dir` if needed and check that files can be created in it.
@@ -281,8 +295,9 @@ fn missing_metrics(dirs: &[PathBuf], material: Material, dtw: bool) -> Vec<Metri
     out
 }
 
-/// Build `targets` and everything they need into `opts.dir`. A table whose WDL and DTZ files
-/// are present but whose DTW file is missing (with `opts.dtw`) gets only its DTW file.
+/// Build `targets` and everything they need into `opts.dir` (only the targets with
+/// [`BuildOptions::only_targets`]). A table whose WDL and DTZ files are present but whose DTW
+/// file is missing (with `opts.dtw`) gets only its DTW file.
 pub fn build(
     targets: &[Material],
     opts: &BuildOptions,
@@ -290,19 +305,27 @@ pub fn build(
 ) -> Result<BuildReport, BuildError> {
     let start = Instant::now();
     check_writable(&opts.dir)?;
-    let stale_removed = remove_stale_temporaries(&opts.dir);
+    let targets: Vec<Material> = targets.iter().map(|m| m.canonical()).collect();
+    let stale_removed =
+        remove_stale_temporaries(&opts.dir, opts.only_targets.then_some(&targets[..]));
     let dirs: Vec<PathBuf> = std::iter::once(opts.dir.clone())
         .chain(opts.extra_dirs.iter().cloned())
         .collect();
     let mut present = Vec::new();
     let mut plan = Vec::new();
-    for m in Material::closure(targets) {
+    for m in Material::closure(&targets) {
+        if opts.only_targets && !targets.contains(&m) {
+            continue;
+        }
         let metrics = missing_metrics(&dirs, m, opts.dtw);
         if metrics.is_empty() {
             present.push(m)
         } else {
             plan.push((m, metrics))
         }
+    }
+    if opts.only_targets {
+        present::check_dependencies(&plan, &dirs, opts.dtw)?;
     }
     let mut sizes = HashMap::new();
     let estimates: Vec<Estimate> = plan

@@ -1,7 +1,8 @@
 //! What the machine offers and what a killed run left behind: free disk, physical memory, and
 //! stale temporary files.
 
-use crate::table::Metric;
+use crate::store::file_name;
+use crate::table::{Material, Metric};
 use std::path::Path;
 
 /// Bytes free to an unprivileged writer on the file system holding `dir`.
@@ -64,7 +65,8 @@ fn process_alive(pid: u32) -> bool {
 
 /// Remove `M.{wdl,dtz,dtw}.tmp.<pid>` files in `dir` whose writer no longer runs (a killed
 /// build); returns how many were removed. Files of running writers (a parallel `make -j`) stay.
-pub fn remove_stale_temporaries(dir: &Path) -> usize {
+/// With `only`, just the temporaries of those tables.
+pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
     };
@@ -75,9 +77,14 @@ pub fn remove_stale_temporaries(dir: &Path) -> usize {
         let Some((stem, pid)) = name.rsplit_once(".tmp.") else {
             continue;
         };
-        let ours = Metric::ALL
-            .iter()
-            .any(|k| stem.ends_with(&format!(".{}", k.extension())));
+        let ours = match only {
+            None => Metric::ALL
+                .iter()
+                .any(|k| stem.ends_with(&format!(".{}", k.extension()))),
+            Some(tables) => tables
+                .iter()
+                .any(|&m| Metric::ALL.iter().any(|&k| stem == file_name(m, k))),
+        };
         if let (true, Ok(pid)) = (ours, pid.parse::<u32>())
             && pid != std::process::id()
             && !process_alive(pid)

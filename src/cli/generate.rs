@@ -52,6 +52,10 @@ pub struct GenerateArgs {
     /// Do not compare with a checksum list
     #[arg(long, conflicts_with = "checksums")]
     no_checksums: bool,
+    /// Build only the named tables; every table they read must be present in --tables or
+    /// --with-tables and pass its checksums, else fail (one job of a cluster plan)
+    #[arg(long)]
+    no_deps: bool,
 }
 
 /// The most pieces `generate` accepts (5-piece tables need up to a few GB of memory).
@@ -85,6 +89,18 @@ pub fn parse_bytes(s: &str) -> Result<u64, String> {
         format!("bad size '{s}': use a number with an optional K, M, G or T suffix")
     })?;
     Ok((v * mult as f64) as u64)
+}
+
+/// The tables a run is about: the targets and their closure, or with `--no-deps` the targets.
+fn scope(args: &GenerateArgs, targets: &[Material]) -> Vec<Material> {
+    if args.no_deps {
+        let mut t = targets.to_vec();
+        t.sort();
+        t.dedup();
+        t
+    } else {
+        Material::closure(targets)
+    }
 }
 
 fn rate(per_sec: f64) -> String {
@@ -196,6 +212,7 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
         write: StoreOptions::default(),
         memory_limit,
         check_disk: !args.no_disk_check,
+        only_targets: args.no_deps,
     };
     let quiet = args.quiet;
     let tty = std::io::stderr().is_terminal();
@@ -344,7 +361,7 @@ fn compare_checksums(
     };
     let list = checksums::parse_list(&list_path).map_err(|e| e.to_string())?;
     let kinds = antitb::build::metrics(dtw);
-    let names: Vec<String> = Material::closure(targets)
+    let names: Vec<String> = scope(args, targets)
         .into_iter()
         .flat_map(|m| kinds.iter().map(move |&k| file_name(m, k)))
         .filter(|n| args.tables.join(n).is_file())
@@ -376,7 +393,7 @@ fn print_summary(
     targets: &[Material],
     check: Option<&(PathBuf, checksums::Comparison)>,
 ) {
-    let all = Material::closure(targets);
+    let all = scope(args, targets);
     let mut by_pieces = std::collections::BTreeMap::<usize, usize>::new();
     for m in &all {
         *by_pieces.entry(m.count()).or_default() += 1;
