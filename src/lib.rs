@@ -62,7 +62,8 @@
 //!   table statistics;
 //! * [`verify`] (an independent re-check of stored tables that never uses the solver),
 //!   [`prove`] (proof-number search with table leaves) and [`build`] (building tables into a
-//!   directory: the solver over stored files, estimates, plans, checksums).
+//!   directory: the solver over stored files, estimates, plans and their Slurm submission,
+//!   checksums).
 //!
 //! The binary `antitb` is a thin command line over these (clap lives only there).
 

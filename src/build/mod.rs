@@ -14,13 +14,16 @@
 //! and of the disk its files take; a table over [`BuildOptions::memory_limit`], or over the free
 //! space of the output directory, is refused with [`BuildError::TooLarge`] before work starts
 //! (`estimate.rs`; free disk and physical memory in `system.rs`). The same estimates make the
-//! [`plan`] that `antitb plan` exports for `make` or a cluster scheduler; [`checksums`] compares
-//! the files with the published `tables/CHECKSUMS`.
+//! [`plan`] that `antitb plan` exports for `make` or a cluster scheduler, and [`slurm`] turns it
+//! into a Slurm submission script whose jobs build one table each ([`BuildOptions::only_targets`],
+//! checked in `present.rs`); [`checksums`] compares the files with the published
+//! `tables/CHECKSUMS`.
 
 pub mod checksums;
 mod estimate;
 pub mod plan;
 mod present;
+pub mod slurm;
 mod source;
 mod system;
 

@@ -1,8 +1,8 @@
 //! A build plan for running the table graph elsewhere: every table a request needs, its direct
 //! dependencies, and estimates of its memory, disk and time, exported as a Makefile (`make -j`
-//! on one machine) or as JSON (for a cluster scheduler, e.g. Slurm job arrays with
-//! dependencies). Each table is one job, `antitb generate MATERIAL`, which may start once the
-//! jobs of its dependencies are done (DESIGN.md, "Beyond one machine").
+//! on one machine) or as JSON (for a cluster scheduler; [`super::slurm`] writes a Slurm
+//! submission from it). Each table is one job, `antitb generate MATERIAL`, which may start once
+//! the jobs of its dependencies are done (DESIGN.md, "Beyond one machine").
 //!
 //! Time estimates are single-core seconds: [`NS_PER_SLOT_VISIT`] times the slot visits of the
 //! table ([`Estimate::work`]); a table's solver and writer use every core given, so divide by

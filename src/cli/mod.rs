@@ -34,7 +34,8 @@ enum Command {
     Generate(generate::GenerateArgs),
     /// Statistics of a stored table: WDL counts, DTZ/DTW histograms, longest wins (never generates).
     Stats(stats::StatsArgs),
-    /// The dependency graph of a build with memory/disk/time estimates, as a Makefile or JSON.
+    /// The dependency graph of a build with memory/disk/time estimates, as a Makefile, JSON, or
+    /// a script submitting it to Slurm.
     Plan(plan::PlanArgs),
     /// SHA-256 of every table file (sha256sum format), or a comparison with a published list.
     Checksums(checksums::ChecksumsArgs),
