@@ -23,8 +23,10 @@ if [ "${1:-}" = --install ]; then
     echo "slurm test: installing$missing"
     command -v apt-get >/dev/null || fail "apt-get not found: install$missing by hand"
     export DEBIAN_FRONTEND=noninteractive
+    t=$(date +%s)
     { apt-get update -qq && apt-get install -y -qq --no-install-recommends $missing; } >/dev/null \
       || fail "apt-get could not install$missing"
+    echo "slurm test: installed in $(( $(date +%s) - t )) s"
   fi
 fi
 
