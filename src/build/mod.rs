@@ -36,7 +36,7 @@ pub use source::DecodedTables;
 pub use system::{free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
-use crate::r#gen::{GenError, Progress, generate};
+use crate::r#gen::{GenError, Progress, SolveOptions, solve};
 use crate::probe::{ProbeError, Tablebase};
 use crate::store::{StoreError, StoreOptions, write_table};
 use crate::table::{Material, Metric};
@@ -385,7 +385,12 @@ pub fn build(
             decoded
                 .preload(&needed, metric)
                 .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;
-            let table = generate(m, metric, &decoded, &|p| {
+            // The solver's scratch file (large tables) lies beside the output.
+            let solve_opts = SolveOptions {
+                scratch: opts.dir.clone(),
+                ..SolveOptions::default()
+            };
+            let table = solve(m, metric, &decoded, &solve_opts, &|p| {
                 events(&BuildEvent::Solver(p.clone()))
             })
             .map_err(|e| BuildError::Gen(m, e))?;

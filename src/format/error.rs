@@ -115,6 +115,14 @@ pub enum FormatError {
         /// What is wrong.
         reason: String,
     },
+    /// The values to write could not be had from where they are made (a solver's scratch
+    /// file, for a table written section by section).
+    Values {
+        /// The file being written.
+        path: PathBuf,
+        /// Why.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl FormatError {
@@ -129,7 +137,8 @@ impl FormatError {
             | FormatError::OffsetOutOfRange { path, .. }
             | FormatError::Corrupt { path, .. }
             | FormatError::OutOfBounds { path, .. }
-            | FormatError::InvalidInput { path, .. } => path,
+            | FormatError::InvalidInput { path, .. }
+            | FormatError::Values { path, .. } => path,
         }
     }
 
@@ -182,7 +191,7 @@ impl fmt::Display for FormatError {
                 super::VERSION_ZSTD,
                 super::FORMAT_VERSION,
                 if *found < super::VERSION_ZSTD {
-                    "; regenerate the table with this antitb"
+                    "; versions 1 to 3 are an older antitb's, with another index: regenerate the table"
                 } else {
                     ""
                 }
@@ -232,6 +241,7 @@ impl fmt::Display for FormatError {
                 "probe out of bounds: section {section} index {index} (section length {len})"
             ),
             FormatError::InvalidInput { reason, .. } => write!(f, "invalid input: {reason}"),
+            FormatError::Values { source, .. } => write!(f, "values to write: {source}"),
         }
     }
 }
@@ -240,6 +250,7 @@ impl std::error::Error for FormatError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             FormatError::Io { source, .. } => Some(source),
+            FormatError::Values { source, .. } => Some(source.as_ref()),
             _ => None,
         }
     }

@@ -132,8 +132,8 @@ use crate::table::Metric;
 pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
 pub use writer::{
-    Compression, DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, WriteOptions, WriteStats,
-    encode_table, write_encoded, write_table,
+    Compression, DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, SectionFn, WriteOptions,
+    WriteStats, encode_sections, encode_table, write_encoded, write_table,
 };
 
 #[cfg(test)]
@@ -143,10 +143,10 @@ mod tests;
 pub const MAGIC: [u8; 8] = *b"ANTITB\x1a\n";
 
 /// The newest format version: files of [`Compression::Pairs`] blocks.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The format version of files of zstd blocks ([`Compression::Zstd`]), still written and read.
-pub const VERSION_ZSTD: u32 = 2;
+pub const VERSION_ZSTD: u32 = 4;
 
 /// A table's metadata, stored in its header. The value width is not here: it is the width of
 /// the [`Sections`] written (and [`TableFile::value_width`] when reading).
@@ -196,14 +196,6 @@ impl Sections<'_> {
         match self {
             Sections::U8(v) => v[s].len(),
             Sections::U16(v) => v[s].len(),
-        }
-    }
-
-    /// Appends values `start..end` of section `s` to `out` as little-endian bytes.
-    fn extend_le(&self, s: usize, start: usize, end: usize, out: &mut Vec<u8>) {
-        match self {
-            Sections::U8(v) => out.extend_from_slice(&v[s][start..end]),
-            Sections::U16(v) => out.extend(v[s][start..end].iter().flat_map(|x| x.to_le_bytes())),
         }
     }
 }

@@ -197,8 +197,53 @@ pub fn encode_table(
     sections: Sections<'_>,
     opts: &WriteOptions,
 ) -> Result<Encoded, FormatError> {
+    let lens: Vec<u64> = (0..sections.count())
+        .map(|s| sections.len(s) as u64)
+        .collect();
+    encode_sections(
+        path,
+        meta,
+        &lens,
+        sections.value_width(),
+        opts,
+        &|s, out: &mut Vec<u16>| {
+            out.clear();
+            match sections {
+                Sections::U8(v) => out.extend(v[s].iter().map(|&x| u16::from(x))),
+                Sections::U16(v) => out.extend_from_slice(v[s]),
+            }
+            Ok(())
+        },
+    )
+}
+
+/// The values of one section, made on demand: `(section, out)` fills `out` (cleared first)
+/// with the section's values.
+pub type SectionFn<'a> = dyn Fn(usize, &mut Vec<u16>) -> Result<(), FormatError> + Sync + 'a;
+
+/// [`encode_table`] for sections made one at a time by `section` (of the lengths `lens`, and
+/// values below 256 when `width` is 1): only the sections being compressed are held in memory
+/// (one per thread with pairs, one at a time with zstd), never the whole table.
+pub fn encode_sections(
+    path: &Path,
+    meta: &TableMeta,
+    lens: &[u64],
+    width: u8,
+    opts: &WriteOptions,
+    section: &SectionFn<'_>,
+) -> Result<Encoded, FormatError> {
+    let get = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
+        section(s, out)?;
+        if out.len() as u64 != lens[s] || (width == 1 && out.iter().any(|&v| v > 0xff)) {
+            return Err(FormatError::invalid(
+                path,
+                format!("section {s} does not match its length or value width"),
+            ));
+        }
+        Ok(())
+    };
     if let Compression::Pairs { block_bytes } = opts.compression {
-        return encode_pairs(path, meta, sections, block_bytes as usize);
+        return encode_pairs(path, meta, lens, width, &get, block_bytes as usize);
     }
     let vpb = opts.values_per_block;
     if vpb == 0 || vpb > MAX_VALUES_PER_BLOCK {
@@ -213,56 +258,58 @@ pub fn encode_table(
             format!("zstd level {} not supported", opts.level),
         ));
     }
-    let width = sections.value_width();
-    let mut fixed = header_start(path, meta, &sections)?;
+    let mut fixed = header_start(path, meta, lens.len(), width)?;
     fixed.version = VERSION_ZSTD;
     fixed.compression = COMPRESSION_ZSTD;
     fixed.level = opts.level.clamp(i8::MIN.into(), i8::MAX.into()) as i8;
     fixed.values_per_block = vpb;
 
-    // One job per block: (section, first value, end value). Blocks never span sections.
-    let mut jobs = Vec::new();
-    for s in 0..sections.count() {
-        let len = sections.len(s);
-        let mut start = 0;
-        while start < len {
-            let end = len.min(start + vpb as usize);
-            jobs.push((s, start, end));
-            start = end;
-        }
-    }
-    fixed.block_count = jobs.len() as u64;
-
     let level = opts.level;
-    let compressed: Vec<(Vec<u8>, u64)> = jobs
-        .par_iter()
-        .map_init(
-            || {
-                (
-                    None::<zstd::bulk::Compressor<'static>>,
-                    Vec::new(),
-                    Vec::new(),
-                )
-            },
-            |(comp, raw, out), &(s, start, end)| {
-                raw.clear();
-                sections.extend_le(s, start, end, raw);
-                let sum = xxh64(raw, 0);
-                let comp = match comp {
-                    Some(c) => c,
-                    None => comp.insert(
-                        zstd::bulk::Compressor::new(level)
-                            .map_err(|e| FormatError::io(path, "create zstd compressor", e))?,
-                    ),
-                };
-                out.clear();
-                out.reserve(zstd::compress_bound(raw.len()));
-                comp.compress_to_buffer(raw.as_slice(), out)
-                    .map_err(|e| FormatError::io(path, "zstd compression", e))?;
-                Ok((out.as_slice().to_vec(), sum))
-            },
-        )
-        .collect::<Result<_, FormatError>>()?;
+    let mut compressed: Vec<(Vec<u8>, u64)> = Vec::new();
+    let mut values = Vec::new();
+    // Section by section; within one, one job per block (blocks never span sections).
+    for (s, &len) in lens.iter().enumerate() {
+        get(s, &mut values)?;
+        let jobs: Vec<(usize, usize)> = (0..len as usize)
+            .step_by(vpb as usize)
+            .map(|start| (start, (len as usize).min(start + vpb as usize)))
+            .collect();
+        let part: Vec<(Vec<u8>, u64)> = jobs
+            .par_iter()
+            .map_init(
+                || {
+                    (
+                        None::<zstd::bulk::Compressor<'static>>,
+                        Vec::new(),
+                        Vec::new(),
+                    )
+                },
+                |(comp, raw, out), &(start, end)| {
+                    raw.clear();
+                    if width == 1 {
+                        raw.extend(values[start..end].iter().map(|&x| x as u8));
+                    } else {
+                        raw.extend(values[start..end].iter().flat_map(|x| x.to_le_bytes()));
+                    }
+                    let sum = xxh64(raw, 0);
+                    let comp = match comp {
+                        Some(c) => c,
+                        None => comp.insert(
+                            zstd::bulk::Compressor::new(level)
+                                .map_err(|e| FormatError::io(path, "create zstd compressor", e))?,
+                        ),
+                    };
+                    out.clear();
+                    out.reserve(zstd::compress_bound(raw.len()));
+                    comp.compress_to_buffer(raw.as_slice(), out)
+                        .map_err(|e| FormatError::io(path, "zstd compression", e))?;
+                    Ok((out.as_slice().to_vec(), sum))
+                },
+            )
+            .collect::<Result<_, FormatError>>()?;
+        compressed.extend(part);
+    }
+    fixed.block_count = compressed.len() as u64;
 
     let layout =
         Layout::of(&fixed).ok_or_else(|| FormatError::invalid(path, "header size overflows"))?;
@@ -275,8 +322,8 @@ pub fn encode_table(
     header.extend_from_slice(&meta.index_params);
     header.extend_from_slice(&meta.encoding);
     header.resize(layout.sections_pos as usize, 0);
-    for s in 0..sections.count() {
-        header.extend_from_slice(&(sections.len(s) as u64).to_le_bytes());
+    for &len in lens {
+        header.extend_from_slice(&len.to_le_bytes());
     }
     let mut offset = layout.data_start;
     for (block, _) in &compressed {
@@ -291,7 +338,7 @@ pub fn encode_table(
     let header_sum = xxh64(&header, 0);
     header.extend_from_slice(&header_sum.to_le_bytes());
 
-    let values: u64 = (0..sections.count()).map(|s| sections.len(s) as u64).sum();
+    let values: u64 = lens.iter().sum();
     let blocks: Vec<Vec<u8>> = compressed.into_iter().map(|(b, _)| b).collect();
     Ok(Encoded {
         header,
@@ -311,27 +358,30 @@ pub fn encode_table(
 fn header_start(
     path: &Path,
     meta: &TableMeta,
-    sections: &Sections<'_>,
+    sections: usize,
+    width: u8,
 ) -> Result<FixedHeader, FormatError> {
     let len32 = |what: &str, n: usize| {
         u32::try_from(n).map_err(|_| FormatError::invalid(path, format!("{what} too long")))
     };
     let mut fixed = FixedHeader::new();
     fixed.metric = meta.metric.to_byte();
-    fixed.value_width = sections.value_width();
-    fixed.section_count = len32("section list", sections.count())?;
+    fixed.value_width = width;
+    fixed.section_count = len32("section list", sections)?;
     fixed.material_len = len32("material", meta.material.len())?;
     fixed.index_params_len = len32("index parameters", meta.index_params.len())?;
     fixed.encoding_len = len32("encoding", meta.encoding.len())?;
     Ok(fixed)
 }
 
-/// [`encode_table`] for [`Compression::Pairs`]: sections encoded in parallel (each is
+/// [`encode_sections`] for [`Compression::Pairs`]: sections encoded in parallel (each is
 /// deterministic), then laid out as [`super::pairs_file`] describes.
 fn encode_pairs(
     path: &Path,
     meta: &TableMeta,
-    sections: Sections<'_>,
+    lens: &[u64],
+    width: u8,
+    get: &SectionFn<'_>,
     block_bytes: usize,
 ) -> Result<Encoded, FormatError> {
     if !pairs::valid_block_bytes(block_bytes) {
@@ -340,16 +390,14 @@ fn encode_pairs(
             format!("pairs block size {block_bytes} not a power of two in 32..=1024"),
         ));
     }
-    let mut fixed = header_start(path, meta, &sections)?;
+    let mut fixed = header_start(path, meta, lens.len(), width)?;
     fixed.compression = COMPRESSION_PAIRS;
     fixed.values_per_block = block_bytes as u32;
-    let encoded: Vec<pairs::Encoded> = (0..sections.count())
+    let encoded: Vec<pairs::Encoded> = (0..lens.len())
         .into_par_iter()
         .map(|s| {
-            let values: Vec<u16> = match sections {
-                Sections::U8(v) => v[s].iter().map(|&x| u16::from(x)).collect(),
-                Sections::U16(v) => v[s].to_vec(),
-            };
+            let mut values = Vec::new();
+            get(s, &mut values)?;
             pairs::encode(&values, block_bytes)
                 .map_err(|e| FormatError::invalid(path, e.to_string()))
         })
@@ -362,7 +410,7 @@ fn encode_pairs(
     header.resize(header.len().next_multiple_of(8), 0);
     debug_assert!(header.len() as u64 >= FIXED_LEN);
     for (s, e) in encoded.iter().enumerate() {
-        header.extend_from_slice(&pairs_file::descriptor(sections.len(s) as u64, e));
+        header.extend_from_slice(&pairs_file::descriptor(lens[s], e));
     }
     for e in &encoded {
         header.extend_from_slice(&pairs_file::section_tables(e));
@@ -380,7 +428,7 @@ fn encode_pairs(
     header[..FIXED_LEN as usize].copy_from_slice(&fixed.encode());
     let header_sum = xxh64(&header, 0);
     header.extend_from_slice(&header_sum.to_le_bytes());
-    let values: u64 = (0..sections.count()).map(|s| sections.len(s) as u64).sum();
+    let values: u64 = lens.iter().sum();
     let compressed_bytes = data.len() as u64;
     Ok(Encoded {
         header,
@@ -388,7 +436,7 @@ fn encode_pairs(
             file_len: fixed.file_len,
             values,
             blocks: total_blocks,
-            raw_bytes: values * u64::from(sections.value_width()),
+            raw_bytes: values * u64::from(width),
             compressed_bytes,
             file_checksum: 0,
         },

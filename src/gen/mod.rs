@@ -26,11 +26,13 @@
 //! scoring of zeroing moves differs ([`Metric::zeroing`]); its many long, sparse levels are
 //! what the frontier lists are for.
 
+mod exact;
 mod memory;
 mod solve;
 
+pub use exact::ScratchError;
 pub use memory::{LookupError, MemoryTables};
-pub use solve::{Progress, generate};
+pub use solve::{Progress, SolveOptions, Solved, generate, solve};
 
 use crate::rules::Position;
 use crate::table::{MAX_DISTANCE, Material, Metric, Value};
@@ -44,6 +46,14 @@ pub enum GenError<E> {
     Source(E),
     /// A distance beyond [`MAX_DISTANCE`] plies: the table cannot be stored.
     TooLong { material: Material },
+    /// A scratch file of the solver could not be written or read back.
+    Scratch(ScratchError),
+}
+
+impl<E> From<ScratchError> for GenError<E> {
+    fn from(e: ScratchError) -> GenError<E> {
+        GenError::Scratch(e)
+    }
 }
 
 impl<E: fmt::Display> fmt::Display for GenError<E> {
@@ -53,6 +63,7 @@ impl<E: fmt::Display> fmt::Display for GenError<E> {
             GenError::TooLong { material } => {
                 write!(f, "{material}: distance beyond {MAX_DISTANCE}")
             }
+            GenError::Scratch(e) => write!(f, "{e}"),
         }
     }
 }
@@ -61,6 +72,7 @@ impl<E: std::error::Error + 'static> std::error::Error for GenError<E> {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             GenError::Source(e) => Some(e),
+            GenError::Scratch(e) => Some(e),
             GenError::TooLong { .. } => None,
         }
     }

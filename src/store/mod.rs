@@ -35,7 +35,7 @@ mod read;
 mod write;
 
 pub use read::StoredTable;
-pub use write::write_table;
+pub use write::{SECTION_VALUES, write_table};
 
 use crate::format::{Compression, FormatError, WriteOptions};
 use crate::table::{Material, Metric, Value, Wdl};

@@ -1,6 +1,7 @@
 //! Reading a table's files: the header checked against the table it should be, symbols
 //! decoded to WDL or distances.
 
+use super::write::{SECTION_VALUES, sections_per_side};
 use super::{StoreError, value_of_distance, wdl_of_symbol};
 use crate::format::{self, TableFile};
 use crate::table::{Index, MAX_DISTANCE, Material, Metric, Value, Wdl};
@@ -11,8 +12,11 @@ pub struct StoredTable {
     pub index: Index,
     pub metric: Metric,
     file: TableFile,
-    /// Section of each side to move, if the file stores it.
+    /// First section of each side to move, if the file stores it (a side is cut into sections
+    /// of [`SECTION_VALUES`] slots).
     section: [Option<usize>; 2],
+    /// Sections per side.
+    per_side: usize,
     /// Symbol → distance (`.dtz`/`.dtw` files).
     distances: Vec<u16>,
 }
@@ -72,17 +76,22 @@ impl StoredTable {
         if metric == Metric::Dtw && mask != 3 {
             return Err(mismatch("a .dtw file must store both sides".to_string()));
         }
+        let per_side = sections_per_side(index.size()) as usize;
         let mut section = [None, None];
         let mut n = 0;
         for (side, sec) in section.iter_mut().enumerate() {
             if mask >> side & 1 != 0 {
                 *sec = Some(n);
-                n += 1;
+                n += per_side;
             }
         }
-        if file.section_count() != n || (0..n).any(|s| file.section_len(s) != index.size()) {
+        let len_of = |s: usize| {
+            let k = (s % per_side) as u64;
+            ((k + 1) * SECTION_VALUES).min(index.size()) - k * SECTION_VALUES
+        };
+        if file.section_count() != n || (0..n).any(|s| file.section_len(s) != len_of(s)) {
             return Err(mismatch(format!(
-                "expected {n} section(s) of {} values",
+                "expected {n} section(s) for {} values per side",
                 index.size()
             )));
         }
@@ -91,6 +100,7 @@ impl StoredTable {
             metric,
             file,
             section,
+            per_side,
             distances,
         })
     }
@@ -116,6 +126,26 @@ impl StoredTable {
             path: self.path().to_path_buf(),
             what,
         }
+    }
+
+    /// The section of slot `idx` of `side`, and the slot's place in it.
+    #[inline]
+    fn locate(&self, side: usize, idx: u64) -> Result<(usize, u64), StoreError> {
+        let first = self.section_of(side)?;
+        Ok((
+            first + (idx / SECTION_VALUES) as usize,
+            idx % SECTION_VALUES,
+        ))
+    }
+
+    /// The raw symbols of every slot of `side`, section after section.
+    fn raw_side(&self, side: usize) -> Result<Vec<u16>, StoreError> {
+        let first = self.section_of(side)?;
+        let mut out = Vec::with_capacity(self.index.size() as usize);
+        for s in first..first + self.per_side {
+            out.extend(self.file.decode_section(s)?);
+        }
+        Ok(out)
     }
 
     fn section_of(&self, side: usize) -> Result<usize, StoreError> {
@@ -151,7 +181,8 @@ impl StoredTable {
     #[inline]
     pub fn wdl(&self, side: usize, idx: u64) -> Result<Wdl, StoreError> {
         debug_assert_eq!(self.metric, Metric::Wdl);
-        let raw = self.file.get(side, idx)?;
+        let (s, i) = self.locate(side, idx)?;
+        let raw = self.file.get(s, i)?;
         wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw))
     }
 
@@ -159,23 +190,22 @@ impl StoredTable {
     /// with a decisive WDL, see [`value_of_distance`]).
     pub fn distance(&self, side: usize, idx: u64) -> Result<u16, StoreError> {
         debug_assert_ne!(self.metric, Metric::Wdl);
-        let s = self.section_of(side)?;
-        self.decode(self.file.get(s, idx)?)
+        let (s, i) = self.locate(side, idx)?;
+        self.decode(self.file.get(s, i)?)
     }
 
     /// Every slot of one side, decoded: WDL + 2 for WDL files, distances otherwise.
     pub fn decode_side(&self, side: usize) -> Result<Vec<u16>, StoreError> {
-        let s = self.section_of(side)?;
-        let raw = self.file.decode_section(s)?;
-        raw.into_iter().map(|r| self.decode(r)).collect()
+        self.raw_side(side)?
+            .into_iter()
+            .map(|r| self.decode(r))
+            .collect()
     }
 
     /// Every slot of one side of a `.wdl` file, decoded.
     pub fn decode_wdl(&self, side: usize) -> Result<Vec<Wdl>, StoreError> {
         debug_assert_eq!(self.metric, Metric::Wdl);
-        let s = self.section_of(side)?;
-        self.file
-            .decode_section(s)?
+        self.raw_side(side)?
             .into_iter()
             .map(|raw| wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw)))
             .collect()

@@ -2,9 +2,11 @@
 //! compressed and written atomically by [`crate::format`].
 
 use super::{StoreError, StoreOptions, file_name, stored_distance, wdl_symbol};
-use crate::format::{self, Compression, Sections, TableMeta, WriteOptions, WriteStats};
-use crate::table::{Index, Material, Metric, Table, Value};
+use crate::format::{self, Compression, FormatError, TableMeta, WriteOptions, WriteStats};
+use crate::table::{FRAME, Index, Material, Metric, NOT_STORED, TableValues, Value};
+use rayon::prelude::*;
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 /// How don't-care slots are filled.
@@ -33,31 +35,62 @@ impl Fill {
 /// a square, 8 per rank).
 const ROW: usize = 8;
 
-/// Map the slots of one side through `f` (`None` = don't care), filling don't-care slots as
-/// `fill` says.
-fn symbols<T: Copy + Default + PartialEq>(
-    table: &Table,
+/// Values per file section: each side to move is cut into sections of this many slots (the
+/// last one shorter), compressed independently, so the writer holds one section per thread,
+/// never the whole table.
+pub const SECTION_VALUES: u64 = 1 << 26;
+
+const _: () = assert!(SECTION_VALUES.is_multiple_of(FRAME));
+
+/// Sections per side of a table of `size` slots per side.
+pub(super) fn sections_per_side(size: u64) -> u64 {
+    size.div_ceil(SECTION_VALUES).max(1)
+}
+
+/// The value of a frame's slot code, if the position is one files store (valid and quiet).
+#[inline]
+fn stored_value(code: u16) -> Option<Value> {
+    (code & NOT_STORED == 0 && code != Value::INVALID.code()).then_some(Value(code))
+}
+
+/// The codes of slots `range` of `side` (frames read one at a time) into `out`.
+fn read_range<T: TableValues + ?Sized>(
+    t: &T,
     side: usize,
-    fill: Fill,
-    f: impl Fn(u64, u16) -> Option<T>,
-) -> Vec<T> {
-    let values = &table.values[side];
-    let at = |i: usize| f(i as u64, values[i]);
-    let mut out = Vec::with_capacity(values.len());
+    range: Range<u64>,
+    out: &mut Vec<u16>,
+) -> Result<(), T::Error> {
+    out.clear();
+    let mut buf = Vec::new();
+    let mut f = (range.start / FRAME) as usize;
+    while (f as u64) * FRAME < range.end {
+        t.frame(side, f, &mut buf)?;
+        let s = f as u64 * FRAME;
+        let a = range.start.max(s) - s;
+        let b = range.end.min(s + buf.len() as u64) - s;
+        out.extend_from_slice(&buf[a as usize..b as usize]);
+        f += 1;
+    }
+    Ok(())
+}
+
+/// Map slots `0..len` through `f` (`None` = don't care), filling don't-care slots as `fill`
+/// says, into `out` (cleared first).
+fn symbols(len: usize, fill: Fill, f: impl Fn(usize) -> Option<u16>, out: &mut Vec<u16>) {
+    out.clear();
+    out.reserve(len);
     let mut last = None;
     let mut i = 0;
-    while i < values.len() {
-        if let Some(v) = at(i) {
+    while i < len {
+        if let Some(v) = f(i) {
             last = Some(v);
             out.push(v);
             i += 1;
             continue;
         }
         // A gap `i..end`, then `next` (if any).
-        let end = (i..values.len())
-            .find(|&j| at(j).is_some())
-            .unwrap_or(values.len());
-        let next = (end < values.len()).then(|| at(end)).flatten();
+        let end = (i..len).find(|&j| f(j).is_some()).unwrap_or(len);
+        let next = (end < len).then(|| f(end)).flatten();
         let a = match fill {
             Fill::Previous => last.unwrap_or_default(),
             Fill::Rows => last.or(next).unwrap_or_default(),
@@ -72,7 +105,6 @@ fn symbols<T: Copy + Default + PartialEq>(
         }
         i = end;
     }
-    out
 }
 
 fn meta(material: Material, metric: Metric, index: &Index, encoding: Vec<u8>) -> TableMeta {
@@ -86,48 +118,88 @@ fn meta(material: Material, metric: Metric, index: &Index, encoding: Vec<u8>) ->
 
 /// Write the files of a table into `dir`: `.wdl` and `.dtz` for a DTZ table (the WDL is the
 /// class of its values), `.dtw` for a DTW table (and `.wdl` alone for a table solved as WDL).
-pub fn write_table(
+///
+/// Each file is built section by section ([`SECTION_VALUES`] slots) from the table's frames,
+/// several sections at once on rayon's threads; the `.dtz`/`.dtw` symbol map comes from a
+/// first pass over the frames. Nothing holds the whole table but `table` itself.
+pub fn write_table<T: TableValues + ?Sized>(
     dir: &Path,
-    table: &Table,
+    table: &T,
     opts: &StoreOptions,
 ) -> Result<Vec<(PathBuf, WriteStats)>, StoreError> {
-    let material = table.material();
+    let index = table.index();
+    let material = index.material();
+    let size = index.size();
+    let per_side = sections_per_side(size);
+    let section_range = |k: u64| k * SECTION_VALUES..((k + 1) * SECTION_VALUES).min(size);
+    let section_lens = |sides: &[usize]| -> Vec<u64> {
+        sides
+            .iter()
+            .flat_map(|_| (0..per_side).map(|k| section_range(k).end - section_range(k).start))
+            .collect()
+    };
+    let values_err = |path: &Path, e: T::Error| FormatError::Values {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    };
     let mut written = Vec::new();
-    if table.metric != Metric::Dtw {
-        let wdl = [0, 1].map(|s| {
-            symbols(table, s, Fill::suiting(&opts.wdl), |idx, c| {
-                table.is_quiet(s, idx).then(|| wdl_symbol(Value(c).wdl()))
-            })
-        });
+    let metric = table.metric();
+    if metric != Metric::Dtw {
         let path = dir.join(file_name(material, Metric::Wdl));
-        let stats = format::write_table(
+        let fill = Fill::suiting(&opts.wdl);
+        let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
+            let (side, k) = (s / per_side as usize, s as u64 % per_side);
+            let mut raw = Vec::new();
+            read_range(table, side, section_range(k), &mut raw)
+                .map_err(|e| values_err(&path, e))?;
+            symbols(
+                raw.len(),
+                fill,
+                |i| stored_value(raw[i]).map(|v| u16::from(wdl_symbol(v.wdl()))),
+                out,
+            );
+            Ok(())
+        };
+        let encoded = format::encode_sections(
             &path,
-            &meta(material, Metric::Wdl, &table.index, Vec::new()),
-            Sections::U8(&[&wdl[0], &wdl[1]]),
+            &meta(material, Metric::Wdl, index, Vec::new()),
+            &section_lens(&[0, 1]),
+            1,
             &opts.wdl,
+            &section,
         )?;
-        written.push((path, stats));
+        written.push((path.clone(), format::write_encoded(&path, &encoded)?));
     }
-    let metric = table.metric;
     if metric == Metric::Wdl {
         return Ok(written);
     }
-    let stored = |side: usize, idx: u64, code: u16| {
-        if table.is_quiet(side, idx) {
-            stored_distance(metric, Value(code))
-        } else {
-            None
-        }
-    };
+    let stored = |code: u16| stored_value(code).and_then(|v| stored_distance(metric, v));
+    let path = dir.join(file_name(material, metric));
     // Symbol map: distances by decreasing frequency (ties by distance), so the commonest is 0.
-    let mut freq: HashMap<u16, u64> = HashMap::new();
-    for side in 0..2 {
-        for (idx, &code) in table.values[side].iter().enumerate() {
-            if let Some(d) = stored(side, idx as u64, code) {
-                *freq.entry(d).or_default() += 1;
+    let frames = size.div_ceil(FRAME) as usize;
+    let freq: HashMap<u16, u64> = (0..2 * frames)
+        .into_par_iter()
+        .try_fold(
+            || (HashMap::new(), Vec::new()),
+            |(mut h, mut buf): (HashMap<u16, u64>, Vec<u16>), i| {
+                table
+                    .frame(i / frames, i % frames, &mut buf)
+                    .map_err(|e| values_err(&path, e))?;
+                for &c in &buf {
+                    if let Some(d) = stored(c) {
+                        *h.entry(d).or_default() += 1;
+                    }
+                }
+                Ok::<_, FormatError>((h, buf))
+            },
+        )
+        .map(|r| r.map(|(h, _)| h))
+        .try_reduce(HashMap::new, |mut a, b| {
+            for (d, n) in b {
+                *a.entry(d).or_default() += n;
             }
-        }
-    }
+            Ok(a)
+        })?;
     let mut dists: Vec<(u16, u64)> = freq.into_iter().collect();
     dists.sort_by_key(|&(d, n)| (std::cmp::Reverse(n), d));
     if dists.is_empty() {
@@ -139,29 +211,29 @@ pub fn write_table(
         .map(|(i, &(d, _))| (d, i as u16))
         .collect();
     let map: Vec<u8> = dists.iter().flat_map(|&(d, _)| d.to_le_bytes()).collect();
-    let path = dir.join(file_name(material, metric));
-    let encoding =
-        |sides: u8| -> Vec<u8> { std::iter::once(sides).chain(map.iter().copied()).collect() };
-    let wide = dists.len() > 256;
-    let fill = Fill::suiting(opts.of(metric));
-    let syms: [Vec<u16>; 2] = [0, 1].map(|s| {
-        symbols(table, s, fill, |idx, c| {
-            stored(s, idx, c).map(|d| sym_of[&d])
-        })
-    });
-    let narrow: [Vec<u8>; 2] = [0, 1].map(|s| syms[s].iter().map(|&x| x as u8).collect());
-    // The file holding the sections `which` of the symbol arrays, compressed.
+    let width = if dists.len() > 256 { 2 } else { 1 };
+    let o = opts.of(metric);
+    let fill = Fill::suiting(o);
+    // The file holding the sides `which`, compressed.
     let encode = |which: &[usize]| -> Result<format::Encoded, StoreError> {
         let mask = which.iter().fold(0u8, |m, &s| m | 1 << s);
-        let m = meta(material, metric, &table.index, encoding(mask));
-        let u8s: Vec<&[u8]> = which.iter().map(|&s| narrow[s].as_slice()).collect();
-        let u16s: Vec<&[u16]> = which.iter().map(|&s| syms[s].as_slice()).collect();
-        let sections = if wide {
-            Sections::U16(&u16s)
-        } else {
-            Sections::U8(&u8s)
+        let encoding: Vec<u8> = std::iter::once(mask).chain(map.iter().copied()).collect();
+        let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
+            let (side, k) = (which[s / per_side as usize], s as u64 % per_side);
+            let mut raw = Vec::new();
+            read_range(table, side, section_range(k), &mut raw)
+                .map_err(|e| values_err(&path, e))?;
+            symbols(raw.len(), fill, |i| stored(raw[i]).map(|d| sym_of[&d]), out);
+            Ok(())
         };
-        Ok(format::encode_table(&path, &m, sections, opts.of(metric))?)
+        Ok(format::encode_sections(
+            &path,
+            &meta(material, metric, index, encoding),
+            &section_lens(which),
+            width,
+            o,
+            &section,
+        )?)
     };
     let encoded = if metric == Metric::Dtz {
         // One side: whichever compresses smaller (White on a tie).

@@ -1,75 +1,91 @@
-//! Position ↔ index for one material, per side to move.
+//! Position ↔ index for one material, per side to move: a near-dense index.
 //!
 //! # Layout
-//! The pieces of the canonical material are put in a fixed order of *groups* (identical
-//! coloured pieces). With pawns, the pawn groups come first (the leading group is White's pawns
-//! if White has any, else Black's), so the index prefix is the pawn configuration and every
-//! configuration is one contiguous range. Without pawns the leading group is a unique piece if
-//! there is one. Each piece has a 6-bit square digit, except the first, whose square is replaced
-//! by its number in the *leading domain*:
+//! The pieces of the canonical material form *groups* of identical coloured pieces. A slot is
 //!
 //! ```text
-//! index = d(sq0) · 64^(k-1) + sq1 · 64^(k-2) + … + sq(k-1)
+//! index = lead · rest_size + rest
 //! ```
 //!
-//! * pawnless: domain = the 10 squares of the a1–d1–d4 triangle (8-fold symmetry); the
-//!   leading group is a unique piece if there is one, else the smallest group (2 or 3 identical
-//!   pieces, whose lowest square is the leading one);
-//! * with pawns: domain = files a–d, ranks 2–7, 24 squares (left–right mirror).
+//! * **lead** numbers the configuration of the *lead groups*, canonical under the board's
+//!   symmetries:
+//!   * pawnless tables (8 symmetries): the first one or two groups (unique pieces first, then
+//!     groups by size), as long as their raw placements number at most 2^18 — a pair of unique
+//!     pieces (4 096 raw, 518 canonical: 8.0 slots of raw placements per canonical one), a unique
+//!     piece and a pair, a pair or a triple of identical pieces, or else the first group alone.
+//!     A table built once per *shape* (group sizes) lists the canonical configurations (the
+//!     smallest raw code in each orbit) and maps every raw configuration to its number and to
+//!     a symmetry that makes it canonical;
+//!   * tables with pawns (the left–right mirror): every pawn. The 48 pawn squares are ordered by
+//!     *key* = (distance of the file from the edge, advancement of the lead colour, file). The
+//!     *lead pawn* is the lowest-key pawn of the lead colour (White's pawns if any, else
+//!     Black's), mirrored onto files a–d; its 24 squares come in key order, the other pawns of
+//!     its colour are a combination of the squares of higher key, the other colour's pawns a
+//!     combination of the squares left. Every pawn move raises its pawn's key, so the lead
+//!     pawn's key never falls: all configurations with one lead-pawn square are one contiguous
+//!     range (a *slice*), and a pawn push leads into the same slice or one of higher key.
+//!     When both mirror images encode (the lead colour has two lowest-key pawns mirror to each
+//!     other), the smaller configuration number is canonical.
+//! * **rest** is a mixed-radix number over the remaining groups in material order; each group
+//!   is a combination (the combinatorial number system) of *compressed* squares: a square less
+//!   the number of squares below it already taken by the lead and earlier groups. So pieces
+//!   never overlap, and `k` identical pieces take `C(n, k)` slots, not `n^k`.
 //!
-//! This is a *sparse* index (DESIGN.md): moving a piece changes one digit. Within a group the
-//! squares are strictly increasing. A slot is **valid** iff its squares are distinct, no pawn
-//! stands on rank 1 or 8, groups are sorted, and it is the *canonical* representative: the
-//! smallest index among the images of the position under the symmetries that keep the first
-//! piece in the domain. Other slots are never used (the generator marks them invalid).
+//! Every slot is a position with the pieces on distinct squares and pawns on ranks 2–7. A slot
+//! is **valid** iff it is the canonical representative: where the lead configuration is fixed
+//! by a symmetry (both pieces of a pawnless lead pair on the long diagonal, say, or a pawn
+//! configuration equal to its mirror image), the smallest index among the images. Other slots
+//! are few (KQRvKBN: 1.9 %) and never used.
 //!
 //! The side to move is a separate dimension (`side` 0 = White to move in the canonical
 //! orientation). A position whose material is the colour swap of the table's is flipped upside
 //! down and colour-swapped first. Symmetric materials store both sides.
+//!
+//! # Moving a piece
+//! The generator moves pieces other than pawns ([`Index::placement`], [`Index::moved`]): a
+//! piece of the rest changes the rest only (re-encoded from the squares, a popcount per piece),
+//! a lead piece looks its new configuration up in the lead table.
 
 use crate::rules::{Bitboard, Board, Color, Piece, Position, Role, Square};
 use crate::table::Material;
+use std::sync::OnceLock;
 
-/// The 10 squares of the a1–d1–d4 triangle.
-const TRIANGLE: [u8; 10] = [0, 1, 2, 3, 9, 10, 11, 18, 19, 27];
+/// Binomial coefficients `C(n, k)` for `n ≤ 64`, `k ≤ 7`.
+const BINOM: [[u64; 8]; 65] = {
+    let mut t = [[0u64; 8]; 65];
+    let mut n = 0;
+    while n <= 64 {
+        t[n][0] = 1;
+        let mut k = 1;
+        while k < 8 {
+            t[n][k] = if n == 0 {
+                0
+            } else {
+                t[n - 1][k - 1] + t[n - 1][k]
+            };
+            k += 1;
+        }
+        n += 1;
+    }
+    t
+};
+
+#[inline]
+fn binom(n: u32, k: usize) -> u64 {
+    BINOM[n as usize][k]
+}
+
+/// The largest number of raw placements a lead table may have.
+const MAX_LEAD_RAW: u64 = 1 << 18;
 
 /// One group of identical pieces.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Group {
     piece: Piece,
     count: usize,
 }
 
-/// How the leading piece is restricted.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Domain {
-    Triangle,
-    PawnHalf,
-}
-
-/// The index of one material. Cheap to build; build once per table.
-#[derive(Clone, Debug)]
-pub struct Index {
-    material: Material,
-    groups: Vec<Group>,
-    domain: Domain,
-    /// Domain number of each square (`u8::MAX` outside the domain).
-    domain_of: [u8; 64],
-    /// Square of each domain number.
-    domain_squares: Vec<u8>,
-    pieces: usize,
-    /// Number of slots per side.
-    size: u64,
-    /// Symmetries to try (bit 2 = transpose, bit 1 = flip vertical, bit 0 = mirror).
-    transforms: Vec<u8>,
-    /// With a unique leading piece on a triangle domain: for each square of that piece, a bit
-    /// mask of the symmetries that bring it into the triangle (1 or 2 of them).
-    lead_transforms: Option<[u8; 64]>,
-    /// Piece of each digit, and whether it is alone in its group.
-    digits: Vec<(Piece, bool)>,
-}
-
-/// Apply symmetry `t` to a square.
+/// Apply symmetry `t` to a square (bit 2 = transpose, bit 1 = flip vertical, bit 0 = mirror).
 #[inline]
 pub fn transform_square(t: u8, sq: Square) -> Square {
     let mut s = sq;
@@ -122,14 +138,390 @@ pub fn transform_bb(t: u8, bb: Bitboard) -> Bitboard {
     Bitboard(x)
 }
 
-/// The side to move of section `side` (0 = White).
-#[inline]
-fn side_color(side: usize) -> Color {
-    if side == 0 {
-        Color::White
-    } else {
-        Color::Black
+/// `TRANSFORM[t][sq]`: square `sq` under symmetry `t` (a table: the hot paths map squares one
+/// at a time).
+const TRANSFORM: [[u8; 64]; 8] = {
+    let mut t = [[0u8; 64]; 8];
+    let mut x = 0;
+    while x < 8 {
+        let mut sq = 0;
+        while sq < 64 {
+            let (mut f, mut r) = (sq % 8, sq / 8);
+            if x & 4 != 0 {
+                (f, r) = (r, f);
+            }
+            if x & 2 != 0 {
+                r = 7 - r;
+            }
+            if x & 1 != 0 {
+                f = 7 - f;
+            }
+            t[x][sq] = (r * 8 + f) as u8;
+            sq += 1;
+        }
+        x += 1;
     }
+    t
+};
+
+/// The combination code of a set of squares (`Σ C(sq_i, i + 1)`, squares ascending).
+#[inline]
+fn comb_code(set: u64) -> u64 {
+    let mut code = 0;
+    let mut s = set;
+    let mut i = 1;
+    while s != 0 {
+        code += binom(s.trailing_zeros(), i);
+        s &= s - 1;
+        i += 1;
+    }
+    code
+}
+
+/// The compressed combination code of `set` among the squares not in `taken`.
+#[inline]
+fn comb_code_free(set: u64, taken: u64) -> u64 {
+    let mut code = 0;
+    let mut s = set;
+    let mut i = 1;
+    while s != 0 {
+        let sq = s.trailing_zeros();
+        let below = taken & ((1u64 << sq) - 1);
+        code += binom(sq - below.count_ones(), i);
+        s &= s - 1;
+        i += 1;
+    }
+    code
+}
+
+/// The `k` values `c_1 < … < c_k` of a combination code (inverse of the code).
+#[inline]
+fn comb_values(mut code: u64, k: usize, out: &mut [u32; 8]) {
+    for i in (1..=k).rev() {
+        // Largest c with C(c, i) <= code; c >= i - 1.
+        let mut c = (i - 1) as u32;
+        let mut hi = 64u32;
+        while hi - c > 1 {
+            let mid = (c + hi) / 2;
+            if binom(mid, i) <= code {
+                c = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        code -= binom(c, i);
+        out[i - 1] = c;
+    }
+}
+
+/// The square of the `c`-th (0-based) bit of `free` (`c` < the number of bits).
+#[inline]
+fn select(free: u64, mut c: u32) -> u32 {
+    let mut shift = 0;
+    loop {
+        let low = ((free >> shift) & 0xff).count_ones();
+        if c < low {
+            break;
+        }
+        c -= low;
+        shift += 8;
+    }
+    let mut b = (free >> shift) & 0xff;
+    for _ in 0..c {
+        b &= b - 1;
+    }
+    shift + b.trailing_zeros()
+}
+
+/// The table of canonical configurations of the lead groups of a pawnless shape.
+#[derive(Debug)]
+struct LeadTable {
+    /// Group sizes (1 or 2 groups).
+    shape: Vec<usize>,
+    /// Raw code → `number << 3 | t` (symmetry `t` makes it canonical), `u32::MAX` where groups
+    /// overlap.
+    to_canon: Vec<u32>,
+    /// Canonical configuration of each number: the squares of each group.
+    configs: Vec<[u64; 2]>,
+    /// Symmetries fixing each canonical configuration (bit `t`; bit 0 always set).
+    fixers: Vec<u8>,
+}
+
+impl LeadTable {
+    fn raw_len(shape: &[usize]) -> u64 {
+        shape.iter().map(|&k| binom(64, k)).product()
+    }
+
+    /// Raw code of a configuration (no overlap check).
+    #[inline]
+    fn raw(shape: &[usize], sets: &[u64; 2]) -> u64 {
+        match shape.len() {
+            1 => comb_code(sets[0]),
+            _ => comb_code(sets[0]) * binom(64, shape[1]) + comb_code(sets[1]),
+        }
+    }
+
+    fn from_raw(shape: &[usize], raw: u64) -> [u64; 2] {
+        let (c0, c1) = match shape.len() {
+            1 => (raw, 0),
+            _ => (raw / binom(64, shape[1]), raw % binom(64, shape[1])),
+        };
+        let mut sets = [0u64; 2];
+        for (g, &code) in [c0, c1].iter().enumerate().take(shape.len()) {
+            let mut v = [0u32; 8];
+            comb_values(code, shape[g], &mut v);
+            sets[g] = v[..shape[g]].iter().fold(0, |s, &c| s | 1 << c);
+        }
+        sets
+    }
+
+    fn build(shape: &[usize]) -> LeadTable {
+        let n = Self::raw_len(shape);
+        debug_assert!(n <= MAX_LEAD_RAW);
+        let mut to_canon = vec![u32::MAX; n as usize];
+        let mut configs = Vec::new();
+        let mut fixers = Vec::new();
+        for raw in 0..n {
+            let sets = Self::from_raw(shape, raw);
+            if sets[0] & sets[1] != 0 {
+                continue;
+            }
+            let images: Vec<u64> = (0..8u8)
+                .map(|t| {
+                    let img = [
+                        transform_bb(t, Bitboard(sets[0])).0,
+                        transform_bb(t, Bitboard(sets[1])).0,
+                    ];
+                    Self::raw(shape, &img)
+                })
+                .collect();
+            let min = *images.iter().min().expect("eight images");
+            if min == raw {
+                // A new canonical configuration: number them in raw order.
+                let number = configs.len() as u32;
+                configs.push(sets);
+                fixers.push(
+                    (0..8)
+                        .filter(|&t| images[t] == raw)
+                        .fold(0u8, |m, t| m | 1 << t),
+                );
+                to_canon[raw as usize] = number << 3;
+            }
+            let t = (0..8).find(|&t| images[t] == min).expect("min is an image") as u32;
+            // The canonical image has a smaller raw code, so it is numbered already.
+            let number = to_canon[min as usize] >> 3;
+            to_canon[raw as usize] = number << 3 | t;
+        }
+        LeadTable {
+            shape: shape.to_vec(),
+            to_canon,
+            configs,
+            fixers,
+        }
+    }
+
+    /// The shared table of a shape, built on first use (a few milliseconds; immutable after).
+    fn get(shape: &[usize]) -> &'static LeadTable {
+        static TABLES: [OnceLock<LeadTable>; 5] = [const { OnceLock::new() }; 5];
+        let slot = match shape {
+            [1] => 0,
+            [1, 1] => 1,
+            [1, 2] => 2,
+            [2] => 3,
+            [3] => 4,
+            _ => unreachable!("no lead table of shape {shape:?}"),
+        };
+        TABLES[slot].get_or_init(|| LeadTable::build(shape))
+    }
+}
+
+/// Key order of the 48 pawn squares for a lead colour.
+#[derive(Clone, Debug)]
+struct PawnOrder {
+    /// Square of each key position.
+    square: [u8; 48],
+    /// Key position of each square (`u8::MAX` on ranks 1 and 8).
+    pos: [u8; 64],
+}
+
+impl PawnOrder {
+    fn new(lead: Color) -> PawnOrder {
+        let mut squares: Vec<u8> = (8..56).collect();
+        let key = |s: u8| {
+            let (file, rank) = (s % 8, s / 8);
+            let adv = if lead.is_white() { rank } else { 7 - rank };
+            (file.min(7 - file), adv, file)
+        };
+        squares.sort_by_key(|&s| key(s));
+        let mut square = [0u8; 48];
+        let mut pos = [u8::MAX; 64];
+        for (i, &s) in squares.iter().enumerate() {
+            square[i] = s;
+            pos[s as usize] = i as u8;
+        }
+        PawnOrder { square, pos }
+    }
+
+    /// The set of key positions of a set of squares (bit `p` for key position `p`).
+    #[inline]
+    fn positions(&self, set: u64) -> u64 {
+        let mut out = 0u64;
+        let mut s = set;
+        while s != 0 {
+            out |= 1 << self.pos[s.trailing_zeros() as usize];
+            s &= s - 1;
+        }
+        out
+    }
+
+    /// The set of squares of a set of key positions.
+    #[inline]
+    fn squares(&self, positions: u64) -> u64 {
+        let mut out = 0u64;
+        let mut s = positions;
+        while s != 0 {
+            out |= 1 << self.square[s.trailing_zeros() as usize];
+            s &= s - 1;
+        }
+        out
+    }
+}
+
+/// The pawn part of the index of a table with pawns.
+#[derive(Clone, Debug)]
+struct PawnLead {
+    /// Pawns of the lead colour and of the other colour.
+    lead_count: usize,
+    other_count: usize,
+    order: PawnOrder,
+    /// `offset[p]`: configurations of lead-colour pawns whose lead pawn has key position
+    /// below `p` (0 width for key positions on files e–h).
+    offset: [u64; 49],
+    /// Combinations of the other colour's pawns.
+    other_radix: u64,
+}
+
+impl PawnLead {
+    fn new(lead: Color, lead_count: usize, other_count: usize) -> PawnLead {
+        let order = PawnOrder::new(lead);
+        let mut offset = [0u64; 49];
+        for p in 0..48 {
+            let width = if order.square[p] % 8 < 4 {
+                binom(47 - p as u32, lead_count - 1)
+            } else {
+                0
+            };
+            offset[p + 1] = offset[p] + width;
+        }
+        PawnLead {
+            lead_count,
+            other_count,
+            order,
+            offset,
+            other_radix: binom(48 - lead_count as u32, other_count),
+        }
+    }
+
+    fn configs(&self) -> u64 {
+        self.offset[48] * self.other_radix
+    }
+
+    /// Configuration number of pawn sets already oriented so that the lead pawn is on files
+    /// a–d, or `None` if it is not.
+    #[inline]
+    fn encode(&self, lead: u64, other: u64) -> Option<u64> {
+        let lp = self.order.positions(lead);
+        let p = lp.trailing_zeros();
+        if self.order.square[p as usize] % 8 >= 4 {
+            return None;
+        }
+        // The other lead-colour pawns, as key positions above p, shifted down to 0.
+        let above = (lp & !(1 << p)) >> (p + 1);
+        let lead_code = self.offset[p as usize] + comb_code(above);
+        let op = self.order.positions(other);
+        Some(lead_code * self.other_radix + comb_code_free(op, lp))
+    }
+
+    /// The lead-colour and other-colour pawn sets of a configuration number.
+    fn decode(&self, config: u64) -> (u64, u64) {
+        let (lead_code, other_code) = (config / self.other_radix, config % self.other_radix);
+        // Lead pawn key position: the last p with offset[p] <= lead_code among positions of
+        // non-zero width.
+        let p = (0..48)
+            .rev()
+            .find(|&p| self.offset[p] <= lead_code && self.offset[p + 1] > self.offset[p])
+            .expect("configuration number in range");
+        let mut v = [0u32; 8];
+        let k = self.lead_count - 1;
+        comb_values(lead_code - self.offset[p], k, &mut v);
+        let mut lp = 1u64 << p;
+        for &c in &v[..k] {
+            lp |= 1 << (c as usize + p + 1);
+        }
+        comb_values(other_code, self.other_count, &mut v);
+        let mut op = 0u64;
+        let free = !lp & ((1u64 << 48) - 1);
+        for &c in &v[..self.other_count] {
+            op |= 1 << select(free, c);
+        }
+        (self.order.squares(lp), self.order.squares(op))
+    }
+}
+
+/// One group of the rest, for the hot loops.
+#[derive(Clone, Copy, Debug)]
+struct RestGroup {
+    /// First digit and number of pieces.
+    start: u8,
+    count: u8,
+    /// Combinations of the group (`C(free squares, count)`) and the weight of its code in the
+    /// rest (the product of the radices of the groups after it).
+    radix: u64,
+    weight: u64,
+}
+
+/// How the lead part is encoded.
+#[derive(Clone, Debug)]
+enum Lead {
+    Pieces(&'static LeadTable),
+    Pawns(Box<PawnLead>),
+}
+
+/// A slot taken apart, for re-encoding after a piece moves ([`Index::moved`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Placement {
+    /// Square of each piece, in index order (lead groups first).
+    pub squares: [u8; 16],
+    /// The lead part of the index.
+    lead: u64,
+    /// Symmetries fixing the lead configuration (bit `t`; bit 0 always set).
+    fixers: u8,
+    /// Squares taken by the lead groups.
+    lead_occ: u64,
+}
+
+/// The index of one material. Cheap to build; build once per table.
+#[derive(Clone, Debug)]
+pub struct Index {
+    material: Material,
+    /// Groups in index order: lead groups first.
+    groups: Vec<Group>,
+    lead_groups: usize,
+    lead: Lead,
+    /// Pieces in the lead groups.
+    lead_pieces: usize,
+    /// The rest groups, in index order.
+    rest: Vec<RestGroup>,
+    rest_size: u64,
+    pieces: usize,
+    /// Number of slots per side.
+    size: u64,
+    /// Piece of each digit (index order).
+    digits: Vec<Piece>,
+    /// Group of each digit.
+    digit_group: Vec<u8>,
+    /// First digit of each group.
+    group_start: Vec<usize>,
 }
 
 impl Index {
@@ -147,68 +539,108 @@ impl Index {
                 }
             }
         }
-        let domain = if material.has_pawns() {
-            // Pawn groups first, White's before Black's.
-            groups.sort_by_key(|g| (g.piece.role != Role::Pawn, g.piece.color, g.piece.role));
-            Domain::PawnHalf
-        } else {
-            // The leading group is a unique piece if there is one, else the smallest group. The
-            // triangle domain works for groups of up to 3 identical pieces: for every set of 2
-            // or 3 squares some symmetry puts the lowest of them into the triangle (checked
-            // exhaustively), and no table of up to 7 pieces needs a larger leading group.
-            let pos = (0..groups.len())
-                .min_by_key(|&i| groups[i].count)
-                .expect("a table has pieces");
-            let g = groups.remove(pos);
-            assert!(
-                g.count <= 3,
-                "no index for a leading group of {} identical pieces",
-                g.count
-            );
-            groups.insert(0, g);
-            Domain::Triangle
-        };
-        let mut domain_of = [u8::MAX; 64];
-        let domain_squares: Vec<u8> = match domain {
-            Domain::Triangle => TRIANGLE.to_vec(),
-            Domain::PawnHalf => (8..56).filter(|s| s % 8 < 4).collect(),
-        };
-        for (i, &s) in domain_squares.iter().enumerate() {
-            domain_of[s as usize] = i as u8;
-        }
-        let pieces = material.count();
-        let size = domain_squares.len() as u64 * 64u64.pow(pieces as u32 - 1);
-        let transforms: Vec<u8> = if material.has_pawns() {
-            vec![0, 1]
-        } else {
-            (0..8).collect()
-        };
-        let lead_transforms = (domain == Domain::Triangle && groups[0].count == 1).then(|| {
-            let mut t = [0u8; 64];
-            for sq in Square::all() {
-                for &x in &transforms {
-                    if domain_of[transform_square(x, sq).index()] != u8::MAX {
-                        t[sq.index()] |= 1 << x;
-                    }
-                }
+        let (lead, lead_groups) = if material.has_pawns() {
+            // Pawn groups first: the lead colour's (White's if it has pawns), then the other's.
+            let white = material.count_of(Piece {
+                color: Color::White,
+                role: Role::Pawn,
+            }) as usize;
+            let black = material.count_of(Piece {
+                color: Color::Black,
+                role: Role::Pawn,
+            }) as usize;
+            let lead_color = if white > 0 {
+                Color::White
+            } else {
+                Color::Black
+            };
+            let (lc, oc) = if white > 0 {
+                (white, black)
+            } else {
+                (black, 0)
+            };
+            let pawn_of = |c: Color| Piece {
+                color: c,
+                role: Role::Pawn,
+            };
+            let mut order = vec![Group {
+                piece: pawn_of(lead_color),
+                count: lc,
+            }];
+            if oc > 0 {
+                order.push(Group {
+                    piece: pawn_of(Color::Black),
+                    count: oc,
+                });
             }
-            t
-        });
-        let digits = groups
-            .iter()
-            .flat_map(|g| std::iter::repeat_n((g.piece, g.count == 1), g.count))
-            .collect();
+            let n = order.len();
+            groups.retain(|g| g.piece.role != Role::Pawn);
+            order.append(&mut groups);
+            groups = order;
+            (Lead::Pawns(Box::new(PawnLead::new(lead_color, lc, oc))), n)
+        } else {
+            // Unique pieces first (material order), then groups by size.
+            groups.sort_by_key(|g| g.count);
+            let two = groups.len() >= 2
+                && LeadTable::raw_len(&[groups[0].count, groups[1].count]) <= MAX_LEAD_RAW;
+            let shape: Vec<usize> = groups[..if two { 2 } else { 1 }]
+                .iter()
+                .map(|g| g.count)
+                .collect();
+            assert!(
+                LeadTable::raw_len(&shape) <= MAX_LEAD_RAW,
+                "no index for a leading group of {} identical pieces",
+                shape[0]
+            );
+            (Lead::Pieces(LeadTable::get(&shape)), shape.len())
+        };
+        let lead_pieces: usize = groups[..lead_groups].iter().map(|g| g.count).sum();
+        let mut free = 64 - lead_pieces as u32;
+        let mut rest = Vec::new();
+        let mut start = lead_pieces;
+        for g in &groups[lead_groups..] {
+            rest.push(RestGroup {
+                start: start as u8,
+                count: g.count as u8,
+                radix: binom(free, g.count),
+                weight: 0,
+            });
+            free -= g.count as u32;
+            start += g.count;
+        }
+        let mut weight = 1;
+        for g in rest.iter_mut().rev() {
+            g.weight = weight;
+            weight *= g.radix;
+        }
+        let rest_size: u64 = weight;
+        let lead_count = match &lead {
+            Lead::Pieces(t) => t.configs.len() as u64,
+            Lead::Pawns(p) => p.configs(),
+        };
+        let mut digits = Vec::new();
+        let mut digit_group = Vec::new();
+        let mut group_start = Vec::new();
+        for (gi, g) in groups.iter().enumerate() {
+            group_start.push(digits.len());
+            for _ in 0..g.count {
+                digits.push(g.piece);
+                digit_group.push(gi as u8);
+            }
+        }
         Index {
             material,
-            groups,
-            domain,
-            domain_of,
-            domain_squares,
-            pieces,
-            size,
-            transforms,
-            lead_transforms,
+            lead_groups,
+            lead,
+            lead_pieces,
+            rest,
+            rest_size,
+            pieces: material.count(),
+            size: lead_count * rest_size,
             digits,
+            digit_group,
+            group_start,
+            groups,
         }
     }
 
@@ -227,176 +659,255 @@ impl Index {
         self.pieces
     }
 
-    /// Number of leading pawn-configuration digits (0 without pawns): the pawns come first, so a
-    /// configuration is the range of indices sharing the top `pawn_digits` digits.
-    pub fn pawn_digits(&self) -> usize {
-        self.groups
-            .iter()
-            .filter(|g| g.piece.role == Role::Pawn)
-            .map(|g| g.count)
-            .sum()
+    /// Slots per lead configuration: with pawns, one pawn configuration is the range
+    /// `config · rest_size .. (config + 1) · rest_size`.
+    pub fn rest_size(&self) -> u64 {
+        self.rest_size
     }
 
-    /// Slots in one pawn configuration (`64^(pieces - pawns)`).
-    pub fn config_size(&self) -> u64 {
-        64u64.pow((self.pieces - self.pawn_digits()) as u32)
+    /// Number of lead configurations (pawn configurations in a table with pawns).
+    pub fn lead_count(&self) -> u64 {
+        self.size / self.rest_size
     }
 
-    /// The pawns of pawn configuration `config` (the top [`Index::pawn_digits`] digits of an
-    /// index), or `None` if no valid slot has it (overlapping pawns, back rank, unsorted group).
+    /// The pawns of pawn configuration `config` (canonical orientation), or `None` if the
+    /// configuration is not canonical (its mirror image has the smaller number) or the table
+    /// has no pawns.
     pub fn config_pawns(&self, config: u64) -> Option<Vec<(Color, Square)>> {
-        let p = self.pawn_digits();
-        let mut squares = vec![0u8; p];
-        let mut rest = config;
-        for i in (1..p).rev() {
-            squares[i] = (rest % 64) as u8;
-            rest /= 64;
+        let Lead::Pawns(p) = &self.lead else {
+            return None;
+        };
+        let (lead, other) = p.decode(config);
+        let mirrored = p.encode(flip_h(lead), flip_h(other));
+        if mirrored.is_some_and(|m| m < config) {
+            return None;
         }
-        squares[0] = *self.domain_squares.get(rest as usize)?;
-        let mut out = Vec::with_capacity(p);
-        let mut i = 0;
-        for group in self.groups.iter().filter(|g| g.piece.role == Role::Pawn) {
-            let mut prev: i32 = -1;
-            for _ in 0..group.count {
-                let s = squares[i];
-                i += 1;
-                if (s as i32) <= prev
-                    || !(8..56).contains(&s)
-                    || out
-                        .iter()
-                        .any(|&(_, q): &(Color, Square)| q.index() == s as usize)
-                {
-                    return None;
-                }
-                prev = s as i32;
-                out.push((group.piece.color, Square::new(s as u32)));
-            }
-        }
+        let lead_color = self.groups[0].piece.color;
+        let mut out: Vec<(Color, Square)> = Bitboard(lead)
+            .map(|s| (lead_color, s))
+            .chain(Bitboard(other).map(|s| (Color::Black, s)))
+            .collect();
+        out.sort_by_key(|&(c, s)| (c, s.index()));
         Some(out)
     }
 
-    /// The square digits of a slot (the first digit already mapped from its domain number).
-    #[inline]
-    pub fn squares(&self, idx: u64) -> [u8; 16] {
-        let mut squares = [0u8; 16];
-        let mut rest = idx;
-        for i in (1..self.pieces).rev() {
-            squares[i] = (rest % 64) as u8;
-            rest /= 64;
+    /// Key position (0..48) of the lead pawn of pawn configuration `config`: configurations
+    /// come in slices of one lead-pawn square, in increasing key, and every pawn move leads to
+    /// a configuration of the same or a higher key.
+    pub fn config_slice(&self, config: u64) -> usize {
+        match &self.lead {
+            Lead::Pawns(p) => {
+                let lead_code = config / p.other_radix;
+                (0..48)
+                    .rev()
+                    .find(|&q| p.offset[q] <= lead_code && p.offset[q + 1] > p.offset[q])
+                    .expect("configuration number in range")
+            }
+            Lead::Pieces(_) => 0,
         }
-        squares[0] = self.domain_squares[rest as usize];
-        squares
     }
 
-    /// The piece of digit `j` and whether it is alone in its group.
+    /// The piece of digit `j` (index order: lead groups first).
     #[inline]
-    pub fn digit_piece(&self, j: usize) -> (Piece, bool) {
+    pub fn digit_piece(&self, j: usize) -> Piece {
         self.digits[j]
     }
 
-    /// Domain number of a square for the leading piece (`u8::MAX` outside the domain).
+    /// Is digit `j` a piece of the lead groups?
     #[inline]
-    pub fn domain_number(&self, sq: Square) -> u8 {
-        self.domain_of[sq.index()]
+    pub fn is_lead_digit(&self, j: usize) -> bool {
+        j < self.lead_pieces
     }
 
-    /// Weight of digit `j ≥ 1` in the index (`64^(pieces−1−j)`).
+    /// The placement of a slot, for [`Index::moved`] (no validity check).
     #[inline]
-    pub fn weight(&self, j: usize) -> u64 {
-        1 << (6 * (self.pieces - 1 - j))
-    }
-
-    /// With the leading piece on `lead`, is the identity the only symmetry to try? Then moving a
-    /// piece that is alone in its group, other than the leading one, changes just its digit.
-    #[inline]
-    pub fn identity_only(&self, lead: u8) -> bool {
-        match self.domain {
-            Domain::Triangle => self.lead_transforms.is_some_and(|t| t[lead as usize] == 1),
-            Domain::PawnHalf => self.groups[0].count == 1,
-        }
-    }
-
-    /// With a unique leading piece on `lead`: the bit mask of symmetries to try (bit `t` for
-    /// symmetry `t`; the identity is always in it). `None` when the leading group has several
-    /// pieces.
-    #[inline]
-    pub fn lead_symmetries(&self, lead: u8) -> Option<u8> {
-        match self.domain {
-            Domain::Triangle => self.lead_transforms.map(|t| t[lead as usize]),
-            Domain::PawnHalf => (self.groups[0].count == 1).then_some(1),
-        }
-    }
-
-    /// The index a board would have under symmetry `t` alone, if its leading piece lands in the
-    /// domain (not necessarily canonical).
-    #[inline]
-    pub fn encode_under(&self, board: &Board, t: u8) -> Option<u64> {
-        let mut sets = [Bitboard::EMPTY; 12];
-        for (g, group) in self.groups.iter().enumerate() {
-            sets[g] = board.by_piece(group.piece);
-        }
-        self.encode_sets(&sets, t)
-    }
-
-    /// Decode a slot known to be valid (no validity check: for the generator's hot loops).
-    #[inline]
-    pub fn decode_valid(&self, side: usize, idx: u64) -> Position {
-        let board = self
-            .board_of(idx, |_, _, _| true)
-            .expect("nothing is refused");
-        Position::from_board(board, side_color(side))
-    }
-
-    /// The board of slot `idx`: the pieces group by group on their digits' squares. `accept`
-    /// sees each piece, its square and the square of the piece before it in its group, and
-    /// may refuse the slot.
-    #[inline]
-    fn board_of(
-        &self,
-        idx: u64,
-        mut accept: impl FnMut(Piece, u8, Option<u8>) -> bool,
-    ) -> Option<Board> {
-        let squares = self.squares(idx);
-        let mut board = Board::empty();
-        let mut i = 0;
-        for group in &self.groups {
-            let mut prev = None;
-            for _ in 0..group.count {
-                let s = squares[i];
-                i += 1;
-                if !accept(group.piece, s, prev) {
-                    return None;
-                }
-                prev = Some(s);
-                board.put(Square::new(s as u32), group.piece);
-            }
-        }
-        Some(board)
-    }
-
-    /// The index of a placement given group by group (each group's squares as a bitboard), under
-    /// symmetry `t`, if the first piece lands in the domain.
-    #[inline]
-    fn encode_sets(&self, sets: &[Bitboard; 12], t: u8) -> Option<u64> {
-        let mut idx: u64 = 0;
-        let mut first = true;
-        for (g, group) in self.groups.iter().enumerate() {
-            let bb = transform_bb(t, sets[g]);
-            debug_assert_eq!(bb.count() as usize, group.count);
-            for sq in bb {
-                if first {
-                    let d = self.domain_of[sq.index()];
-                    if d == u8::MAX {
-                        return None;
+    pub fn placement(&self, idx: u64) -> Placement {
+        let lead = idx / self.rest_size;
+        let mut rest = idx % self.rest_size;
+        let mut squares = [0u8; 16];
+        let (lead_occ, fixers) = match &self.lead {
+            Lead::Pieces(t) => {
+                let sets = t.configs[lead as usize];
+                let mut j = 0;
+                for (g, &set) in sets.iter().enumerate().take(self.lead_groups) {
+                    for s in Bitboard(set) {
+                        squares[j] = s.index() as u8;
+                        j += 1;
                     }
-                    idx = d as u64;
-                    first = false;
-                } else {
-                    idx = idx * 64 + sq.index() as u64;
+                    debug_assert_eq!(j, self.group_start[g] + self.groups[g].count);
                 }
+                (sets[0] | sets[1], t.fixers[lead as usize])
+            }
+            Lead::Pawns(p) => {
+                let (l, o) = p.decode(lead);
+                for (j, s) in Bitboard(l).chain(Bitboard(o)).enumerate() {
+                    squares[j] = s.index() as u8;
+                }
+                let symmetric = flip_h(l) == l && flip_h(o) == o;
+                (l | o, if symmetric { 0b11 } else { 1 })
+            }
+        };
+        // Rest groups, least significant last.
+        let mut taken = lead_occ;
+        let mut v = [0u32; 8];
+        for g in &self.rest {
+            let code = rest / g.weight;
+            rest %= g.weight;
+            let start = g.start as usize;
+            if g.count == 1 {
+                let sq = select(!taken, code as u32);
+                squares[start] = sq as u8;
+                taken |= 1 << sq;
+                continue;
+            }
+            let k = g.count as usize;
+            comb_values(code, k, &mut v);
+            let mut set = 0u64;
+            for i in 0..k {
+                let sq = select(!taken, v[i]);
+                squares[start + i] = sq as u8;
+                set |= 1 << sq;
+            }
+            taken |= set;
+        }
+        Placement {
+            squares,
+            lead,
+            fixers,
+            lead_occ,
+        }
+    }
+
+    /// The rest code of the squares (index order), given the lead squares.
+    #[inline]
+    fn rest_code(&self, squares: &[u8; 16], lead_occ: u64) -> u64 {
+        let mut taken = lead_occ;
+        let mut code = 0u64;
+        for g in &self.rest {
+            let start = g.start as usize;
+            if g.count == 1 {
+                let sq = u32::from(squares[start]);
+                let c = sq - (taken & ((1u64 << sq) - 1)).count_ones();
+                code += u64::from(c) * g.weight;
+                taken |= 1 << sq;
+                continue;
+            }
+            let mut set = 0u64;
+            for &s in &squares[start..start + g.count as usize] {
+                set |= 1 << s;
+            }
+            code += comb_code_free(set, taken) * g.weight;
+            taken |= set;
+        }
+        code
+    }
+
+    /// The smallest index of the rest `squares` (index order) under the symmetries `fixers`
+    /// that fix the lead configuration `lead`.
+    #[inline]
+    fn canonical_rest(&self, lead: u64, fixers: u8, squares: &[u8; 16], lead_occ: u64) -> u64 {
+        let mut best = self.rest_code(squares, lead_occ);
+        let mut rest = fixers & !1;
+        while rest != 0 {
+            let t = rest.trailing_zeros() as u8;
+            rest &= rest - 1;
+            let mut img = *squares;
+            for s in &mut img[self.lead_pieces..self.pieces] {
+                *s = TRANSFORM[t as usize][*s as usize];
+            }
+            best = best.min(self.rest_code(&img, lead_occ));
+        }
+        lead * self.rest_size + best
+    }
+
+    /// The index after the piece of digit `j` moves to `to` (an empty square; not a pawn of a
+    /// table with pawns).
+    #[inline]
+    pub fn moved(&self, pl: &Placement, j: usize, to: Square) -> u64 {
+        let mut squares = pl.squares;
+        squares[j] = to.index() as u8;
+        if j >= self.lead_pieces {
+            return self.canonical_rest(pl.lead, pl.fixers, &squares, pl.lead_occ);
+        }
+        let Lead::Pieces(t) = &self.lead else {
+            unreachable!("pawns are the lead of a table with pawns and never move here")
+        };
+        self.encode_lead_squares(t, &mut squares)
+    }
+
+    /// The canonical index of squares in index order, of a pawnless table (the rest groups in
+    /// any order within a group).
+    #[inline]
+    fn encode_lead_squares(&self, t: &LeadTable, squares: &mut [u8; 16]) -> u64 {
+        let raw = if self.lead_pieces == 2 && self.lead_groups == 2 {
+            // Two unique lead pieces, the common case.
+            u64::from(squares[0]) * 64 + u64::from(squares[1])
+        } else {
+            let mut sets = [0u64; 2];
+            for (j, &s) in squares[..self.lead_pieces].iter().enumerate() {
+                sets[self.digit_group[j] as usize] |= 1 << s;
+            }
+            LeadTable::raw(&t.shape, &sets)
+        };
+        let c = t.to_canon[raw as usize];
+        let (number, sym) = (u64::from(c >> 3), (c & 7) as usize);
+        if sym != 0 {
+            for s in &mut squares[self.lead_pieces..self.pieces] {
+                *s = TRANSFORM[sym][*s as usize];
             }
         }
-        Some(idx)
+        let cfg = t.configs[number as usize];
+        self.canonical_rest(number, t.fixers[number as usize], squares, cfg[0] | cfg[1])
+    }
+
+    /// The canonical index of a placement given group by group (each group's squares as a set).
+    #[inline]
+    fn encode_sets(&self, sets: &[u64; 16]) -> u64 {
+        let ng = self.groups.len();
+        let mut sets = *sets;
+        let (lead, fixers, lead_occ) = match &self.lead {
+            Lead::Pieces(t) => {
+                let mut squares = [0u8; 16];
+                let mut j = 0;
+                for set in &sets[..ng] {
+                    for s in Bitboard(*set) {
+                        squares[j] = s.index() as u8;
+                        j += 1;
+                    }
+                }
+                return self.encode_lead_squares(t, &mut squares);
+            }
+            Lead::Pawns(p) => {
+                let other = if self.lead_groups > 1 { sets[1] } else { 0 };
+                let direct = p.encode(sets[0], other);
+                let mirrored = p.encode(flip_h(sets[0]), flip_h(other));
+                let mirror = match (direct, mirrored) {
+                    (Some(a), Some(b)) => b < a,
+                    (None, Some(_)) => true,
+                    (Some(_), None) => false,
+                    (None, None) => unreachable!("some orientation puts the lead pawn on a–d"),
+                };
+                let number = if mirror {
+                    for s in &mut sets[..ng] {
+                        *s = flip_h(*s);
+                    }
+                    mirrored
+                } else {
+                    direct
+                }
+                .expect("the chosen orientation encodes");
+                let (l, o) = (sets[0], other_of(&sets, self.lead_groups));
+                let symmetric = flip_h(l) == l && flip_h(o) == o;
+                (number, if symmetric { 0b11 } else { 1 }, l | o)
+            }
+        };
+        let mut squares = [0u8; 16];
+        for (g, &set) in sets.iter().enumerate().take(ng).skip(self.lead_groups) {
+            for (j, s) in (self.group_start[g]..).zip(Bitboard(set)) {
+                squares[j] = s.index() as u8;
+            }
+        }
+        self.canonical_rest(lead, fixers, &squares, lead_occ)
     }
 
     /// `(side, index)` of a position of this material (either colour orientation), or `None`
@@ -417,66 +928,81 @@ impl Index {
     /// Index of a board whose material is exactly the table's (canonical orientation).
     #[inline]
     pub fn encode_board(&self, board: &Board) -> u64 {
-        let mut sets = [Bitboard::EMPTY; 12];
+        let mut sets = [0u64; 16];
         for (g, group) in self.groups.iter().enumerate() {
-            sets[g] = board.by_piece(group.piece);
+            sets[g] = board.by_piece(group.piece).0;
         }
-        let mut best = u64::MAX;
-        if let Some(lead) = &self.lead_transforms {
-            let sq = sets[0].first().expect("the leading group is not empty");
-            let mut mask = lead[sq.index()];
-            while mask != 0 {
-                let t = mask.trailing_zeros() as u8;
-                mask &= mask - 1;
-                if let Some(i) = self.encode_sets(&sets, t) {
-                    best = best.min(i);
-                }
-            }
-            return best;
-        }
-        for &t in &self.transforms {
-            if let Some(i) = self.encode_sets(&sets, t) {
-                best = best.min(i);
-            }
-        }
-        debug_assert!(
-            best != u64::MAX,
-            "no symmetry puts the leading piece in its domain"
-        );
-        best
+        self.encode_sets(&sets)
     }
 
-    /// The position of a slot, if the slot is valid (distinct squares, pawns on ranks 2–7,
-    /// sorted groups, canonical).
+    /// The position of a slot, without checking that it is canonical (for the generator's
+    /// loops over slots known to be valid).
+    #[inline]
+    pub fn decode_valid(&self, side: usize, idx: u64) -> Position {
+        let pl = self.placement(idx);
+        self.position_of(side, &pl)
+    }
+
+    /// The position of a placement.
+    #[inline]
+    pub fn position_of(&self, side: usize, pl: &Placement) -> Position {
+        let mut board = Board::empty();
+        for (j, &s) in pl.squares[..self.pieces].iter().enumerate() {
+            board.put(Square::new(u32::from(s)), self.digits[j]);
+        }
+        let turn = if side == 0 {
+            Color::White
+        } else {
+            Color::Black
+        };
+        Position::from_board(board, turn)
+    }
+
+    /// Is slot `idx` (in range) the canonical representative of its position?
+    #[inline]
+    pub fn is_canonical(&self, pl: &Placement, idx: u64) -> bool {
+        if let Lead::Pawns(p) = &self.lead {
+            // The mirror image of the pawns may have the smaller configuration number.
+            let (l, o) = self.pawn_sets(pl);
+            if let Some(m) = p.encode(flip_h(l), flip_h(o))
+                && m < pl.lead
+            {
+                return false;
+            }
+        }
+        pl.fixers == 1 || self.canonical_rest(pl.lead, pl.fixers, &pl.squares, pl.lead_occ) == idx
+    }
+
+    /// The lead-colour and other-colour pawn sets of a placement of a table with pawns.
+    fn pawn_sets(&self, pl: &Placement) -> (u64, u64) {
+        let set = |g: usize| {
+            let start = self.group_start[g];
+            pl.squares[start..start + self.groups[g].count]
+                .iter()
+                .fold(0u64, |s, &q| s | 1 << q)
+        };
+        (set(0), if self.lead_groups > 1 { set(1) } else { 0 })
+    }
+
+    /// The position of a slot, if the slot is valid (canonical).
     pub fn decode(&self, side: usize, idx: u64) -> Option<Position> {
         if idx >= self.size {
             return None;
         }
-        let mut occupied = 0u64;
-        let mut lead = 0;
-        let board = self.board_of(idx, |piece, s, prev| {
-            if occupied == 0 {
-                lead = s;
-            }
-            let ok = prev.is_none_or(|p| s > p)
-                && occupied & (1 << s) == 0
-                && (piece.role != Role::Pawn || (8..56).contains(&s));
-            occupied |= 1 << s;
-            ok
-        })?;
-        if !self.identity_only(lead) && self.encode_board(&board) != idx {
-            return None;
-        }
-        Some(Position::from_board(board, side_color(side)))
+        let pl = self.placement(idx);
+        self.is_canonical(&pl, idx)
+            .then(|| self.position_of(side, &pl))
     }
 
-    /// Description of the index for file headers: domain kind, group order.
+    /// Description of the index for file headers: scheme, then each group in index order.
     pub fn params(&self) -> Vec<u8> {
         let mut v = vec![
-            match self.domain {
-                Domain::Triangle => 0,
-                Domain::PawnHalf => 2,
+            INDEX_SCHEME,
+            match self.lead {
+                Lead::Pieces(_) => 0,
+                Lead::Pawns(_) => 2,
             },
+            self.lead_groups as u8,
             self.groups.len() as u8,
         ];
         for g in &self.groups {
@@ -488,9 +1014,20 @@ impl Index {
     }
 }
 
+/// The other-colour pawn set among group sets (empty when the lead colour alone has pawns).
+#[inline]
+fn other_of(sets: &[u64; 16], lead_groups: usize) -> u64 {
+    if lead_groups > 1 { sets[1] } else { 0 }
+}
+
+/// The index scheme written in file headers (first byte of the index parameters): 4, the
+/// near-dense index of this module (the sparse index of format versions 2 and 3 wrote none).
+pub const INDEX_SCHEME: u8 = 4;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashSet;
 
     #[test]
     fn bitboard_transforms_match_square_transforms() {
@@ -500,36 +1037,253 @@ mod tests {
                     transform_bb(t, Bitboard::from_square(sq)),
                     Bitboard::from_square(transform_square(t, sq))
                 );
+                assert_eq!(
+                    TRANSFORM[t as usize][sq.index()] as usize,
+                    transform_square(t, sq).index()
+                );
             }
         }
     }
 
     #[test]
-    fn round_trip_small_materials() {
-        for n in 2..=3 {
-            for m in Material::all_with_pieces(n) {
-                let index = Index::new(m);
-                let mut valid = 0u64;
-                for idx in 0..index.size() {
-                    if let Some(pos) = index.decode(0, idx) {
-                        valid += 1;
-                        assert_eq!(index.encode(&pos), Some((0, idx)));
-                        // Every symmetric image and the colour swap map back to the same slot.
-                        for t in index.transforms.clone() {
-                            let mut b = Board::empty();
-                            for (sq, p) in pos.board().pieces() {
-                                b.put(transform_square(t, sq), p);
-                            }
-                            let img = Position::from_board(b, Color::White);
-                            assert_eq!(index.encode(&img), Some((0, idx)), "{m} t={t}");
-                            if !m.is_symmetric() {
-                                assert_eq!(index.encode(&img.swap_colors()), Some((0, idx)));
-                            }
-                        }
-                    }
+    fn combinations_round_trip() {
+        for k in 1..=5usize {
+            let n = 20u32;
+            let mut seen = 0u64;
+            // Every k-subset of n squares has a distinct code below C(n, k).
+            for set in 0u64..1 << n {
+                if set.count_ones() as usize != k {
+                    continue;
                 }
-                assert!(valid > 0, "{m}");
+                let code = comb_code(set);
+                assert!(code < binom(n, k));
+                let mut v = [0u32; 8];
+                comb_values(code, k, &mut v);
+                assert_eq!(v[..k].iter().fold(0u64, |s, &c| s | 1 << c), set);
+                seen += 1;
+            }
+            assert_eq!(seen, binom(n, k));
+        }
+        for c in 0..40 {
+            let free = 0xdead_beef_f00d_cafe_u64;
+            let sq = select(free, c);
+            assert!(free >> sq & 1 == 1 && (free & ((1 << sq) - 1)).count_ones() == c);
+        }
+    }
+
+    /// The symmetries of a material's tables: 8 without pawns, the mirror with.
+    fn symmetries(m: Material) -> Vec<u8> {
+        if m.has_pawns() {
+            vec![0, 1]
+        } else {
+            (0..8).collect()
+        }
+    }
+
+    /// A key of a board's orbit under the symmetries, computed naively: the smallest image's
+    /// sorted (colour, role, square) list, packed.
+    fn orbit_key(board: &Board, syms: &[u8]) -> u128 {
+        syms.iter()
+            .map(|&t| {
+                let mut v = [0u16; 16];
+                let mut n = 0;
+                for (sq, p) in board.pieces() {
+                    v[n] = ((p.color.index() * 6 + p.role.index()) * 64
+                        + transform_square(t, sq).index()) as u16;
+                    n += 1;
+                }
+                v[..n].sort_unstable();
+                v[..n].iter().fold(0u128, |k, &x| k << 10 | u128::from(x))
+            })
+            .min()
+            .expect("at least the identity")
+    }
+
+    /// Every placement of a material's pieces (distinct squares, pawns on ranks 2–7), by brute
+    /// force.
+    fn all_boards(m: Material, f: &mut impl FnMut(&Board)) {
+        let pieces: Vec<Piece> = Color::ALL
+            .iter()
+            .flat_map(|&color| {
+                Role::ALL.iter().flat_map(move |&role| {
+                    let p = Piece { color, role };
+                    std::iter::repeat_n(p, m.count_of(p) as usize)
+                })
+            })
+            .collect();
+        fn place(pieces: &[Piece], board: &mut Board, f: &mut impl FnMut(&Board)) {
+            let Some((&p, rest)) = pieces.split_first() else {
+                f(board);
+                return;
+            };
+            for sq in Square::all() {
+                if board.piece_at(sq).is_some()
+                    || (p.role == Role::Pawn && !(1..7).contains(&sq.rank()))
+                {
+                    continue;
+                }
+                board.put(sq, p);
+                place(rest, board, f);
+                board.clear(sq);
             }
         }
+        place(&pieces, &mut Board::empty(), f);
+    }
+
+    /// Valid slots are exactly the positions up to symmetry (orbits counted naively), every
+    /// image of a valid slot's position encodes to that slot, and every board encodes to a
+    /// valid slot of its own orbit.
+    #[test]
+    fn valid_slots_are_the_orbits_of_small_materials() {
+        use rayon::prelude::*;
+        let materials: Vec<Material> = (2..=3).flat_map(Material::all_with_pieces).collect();
+        materials.par_iter().for_each(|&m| {
+            let index = Index::new(m);
+            let syms = symmetries(m);
+            let mut orbits = HashSet::new();
+            let mut boards = 0u64;
+            all_boards(m, &mut |b| {
+                boards += 1;
+                // A sample of boards is decoded back (all of them would be slow).
+                if boards.is_multiple_of(7) {
+                    let idx = index.encode_board(b);
+                    let pos = index.decode(0, idx).expect("boards encode to valid slots");
+                    assert_eq!(orbit_key(pos.board(), &syms), orbit_key(b, &syms), "{m}");
+                }
+                orbits.insert(orbit_key(b, &syms));
+            });
+            let mut valid = 0;
+            for idx in 0..index.size() {
+                let Some(pos) = index.decode(0, idx) else {
+                    continue;
+                };
+                valid += 1;
+                for &t in &syms {
+                    let mut img = Board::empty();
+                    for (sq, p) in pos.board().pieces() {
+                        img.put(transform_square(t, sq), p);
+                    }
+                    assert_eq!(index.encode_board(&img), idx, "{m} t={t}");
+                }
+            }
+            assert_eq!(valid, orbits.len(), "{m}: valid slots vs orbits");
+        });
+    }
+
+    /// Deterministic pseudo-random numbers for sampling.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// On sampled slots of larger materials: decode/encode round trip, images, and
+    /// [`Index::moved`] against re-encoding the moved board.
+    #[test]
+    fn sampled_slots_of_larger_materials() {
+        let names = [
+            "KQvKR", "NNvNN", "KPvKP", "PPvPP", "KRNvBN", "NNNvNN", "KKKvPP", "KNPvKB", "QRNvQRN",
+            "NNNvNNN", "KKKKKvP", "KQRvKBN", "BBNvPP", "PPPvPPP", "KQvKQQ", "KvKQRBN",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for name in names {
+            let m = Material::parse(name).expect("material").canonical();
+            let index = Index::new(m);
+            let syms = symmetries(m);
+            let mut valid = 0;
+            for _ in 0..3000 {
+                let idx = next(&mut state) % index.size();
+                let Some(pos) = index.decode(0, idx) else {
+                    continue;
+                };
+                valid += 1;
+                let board = *pos.board();
+                assert_eq!(index.encode_board(&board), idx, "{m}");
+                for &t in &syms {
+                    let mut b = Board::empty();
+                    for (sq, p) in board.pieces() {
+                        b.put(transform_square(t, sq), p);
+                    }
+                    assert_eq!(index.encode_board(&b), idx, "{m} t={t}");
+                }
+                let pl = index.placement(idx);
+                let occ = board.occupied();
+                for j in 0..index.pieces() {
+                    let p = index.digit_piece(j);
+                    if p.role == Role::Pawn {
+                        continue;
+                    }
+                    let from = Square::new(u32::from(pl.squares[j]));
+                    for to in Square::all().filter(|&s| !occ.contains(s)) {
+                        let mut b = board;
+                        b.clear(from);
+                        b.put(to, p);
+                        assert_eq!(index.moved(&pl, j, to), index.encode_board(&b), "{m}");
+                    }
+                }
+            }
+            assert!(
+                valid > 2000,
+                "{m}: only {valid} of 3000 sampled slots valid"
+            );
+        }
+    }
+
+    /// Pawn pushes never lower the lead pawn's key (the slice order the generator relies on).
+    #[test]
+    fn pawn_pushes_keep_or_raise_the_slice() {
+        for name in ["KPvKP", "PPvPP", "KPPvK", "KvPP", "PPPvP", "KNPvKB"] {
+            let m = Material::parse(name).expect("material").canonical();
+            let index = Index::new(m);
+            for c in 0..index.lead_count() {
+                let Some(pawns) = index.config_pawns(c) else {
+                    continue;
+                };
+                let occ = pawns.iter().fold(Bitboard::EMPTY, |b, &(_, s)| b.with(s));
+                for (i, &(color, sq)) in pawns.iter().enumerate() {
+                    let up = if color.is_white() { 8 } else { -8 };
+                    let Some(to) = sq.offset(up) else { continue };
+                    if occ.contains(to) || !(1..7).contains(&to.rank()) {
+                        continue;
+                    }
+                    // Any placement of the other pieces: take the first valid slot.
+                    let mut board = Board::empty();
+                    for (k, &(col, s)) in pawns.iter().enumerate() {
+                        let s = if k == i { to } else { s };
+                        board.put(
+                            s,
+                            Piece {
+                                color: col,
+                                role: Role::Pawn,
+                            },
+                        );
+                    }
+                    let taken = board.occupied();
+                    let mut free = Square::all().filter(|&s| !taken.contains(s));
+                    for g in &index.groups[index.lead_groups..] {
+                        for _ in 0..g.count {
+                            board.put(free.next().expect("room"), g.piece);
+                        }
+                    }
+                    let after = index.encode_board(&board) / index.rest_size();
+                    assert!(
+                        index.config_slice(after) >= index.config_slice(c),
+                        "{m}: push {sq:?} -> {to:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Slots per side against positions per side for the six-piece tables the issue names.
+    #[test]
+    fn six_piece_sizes() {
+        // 64·63·62·61·60·59 / 8 placements up to symmetry (a lower bound on slots).
+        let distinct = 64u64 * 63 * 62 * 61 * 60 * 59 / 8;
+        let size = Index::new(Material::parse("KQRvKBN").expect("m")).size();
+        assert!(size >= distinct && size < distinct * 104 / 100, "{size}");
+        let nnn = Index::new(Material::parse("NNNvNNN").expect("m")).size();
+        assert!(nnn < binom(64, 3) * binom(61, 3) / 8 * 11 / 10, "{nnn}");
     }
 }

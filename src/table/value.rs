@@ -21,8 +21,6 @@ use std::fmt;
 #[derive(Copy, Clone, PartialEq, Eq, Hash)]
 pub struct Value(pub(crate) u16);
 
-/// Bit marking an undecided slot during generation.
-pub(crate) const PENDING: u16 = 0x8000;
 /// Largest distance a value can hold.
 pub const MAX_DISTANCE: u16 = 0x3ffc;
 

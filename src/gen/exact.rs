@@ -1,0 +1,291 @@
+//! The exact values of the slots solved so far, for the rest of the solve and for the writer.
+//!
+//! The solver holds one state byte per slot of the *unit* it is solving (the whole table
+//! without pawns, a batch of pawn configurations with pawns); a finished unit's exact values
+//! move here, so memory stays bounded by the largest unit. Later units read here the values
+//! behind their pawn pushes (into more advanced configurations, always finished), and the
+//! writer streams the whole table from here.
+//!
+//! Each side's slots are cut into *frames* of [`FRAME`] slots in index order. A frame fills as
+//! the units covering it finish (with pawns, one frame may span several configurations solved
+//! at different times); a full frame is compressed (zstd, level 1) and appended to a scratch
+//! file, or kept in memory as it is for small tables. Each slot holds a `u16`: the value code
+//! ([`Value::code`], [`Value::INVALID`] for slots that are no position), with
+//! [`NOT_STORED`](crate::table::NOT_STORED) set for positions whose side to move can capture (files do not store them).
+//!
+//! The scratch file's layout depends on which thread finished a frame first; what is read back
+//! does not, so the tables written from here are the same for any number of threads.
+
+use crate::table::{FRAME, Value};
+use std::fmt;
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Tables with at most this many slots per side keep their frames in memory, uncompressed.
+const IN_MEMORY_SLOTS: u64 = 1 << 22;
+
+enum Frame {
+    /// Being filled: the values, and how many of them are set.
+    Filling(Vec<u16>, u64),
+    /// Complete, in memory.
+    Memory(Vec<u16>),
+    /// Complete, compressed in the scratch file.
+    Disk { offset: u64, len: u32 },
+}
+
+/// The scratch file behind an [`ExactStore`], removed when the store is dropped.
+struct Scratch {
+    file: File,
+    path: PathBuf,
+    end: AtomicU64,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// Exact values of a table's solved slots, by side and index (module doc).
+pub struct ExactStore {
+    size: u64,
+    frames: [Vec<Mutex<Frame>>; 2],
+    scratch: Option<Scratch>,
+}
+
+/// A scratch file of the solver could not be written or read back: its path and what failed.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ScratchError {
+    pub path: PathBuf,
+    pub what: String,
+}
+
+impl fmt::Display for ScratchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: solver scratch file: {}",
+            self.path.display(),
+            self.what
+        )
+    }
+}
+
+impl std::error::Error for ScratchError {}
+
+fn io_err(path: &Path, e: io::Error) -> ScratchError {
+    ScratchError {
+        path: path.to_path_buf(),
+        what: e.to_string(),
+    }
+}
+
+impl ExactStore {
+    /// A store for `size` slots per side; large tables spill compressed frames to a scratch
+    /// file `name` in `dir` (created now, removed on drop).
+    pub fn new(size: u64, dir: &Path, name: &str) -> Result<ExactStore, ScratchError> {
+        let n = size.div_ceil(FRAME) as usize;
+        let frames = || {
+            (0..n)
+                .map(|_| Mutex::new(Frame::Filling(Vec::new(), 0)))
+                .collect()
+        };
+        let scratch = if size > IN_MEMORY_SLOTS {
+            let path = dir.join(name);
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&path)
+                .map_err(|e| io_err(&path, e))?;
+            Some(Scratch {
+                file,
+                path,
+                end: AtomicU64::new(0),
+            })
+        } else {
+            None
+        };
+        Ok(ExactStore {
+            size,
+            frames: [frames(), frames()],
+            scratch,
+        })
+    }
+
+    /// An error of the store's own bookkeeping (a bug, reported rather than a panic).
+    pub(super) fn fault(&self, what: String) -> ScratchError {
+        ScratchError {
+            path: self
+                .scratch
+                .as_ref()
+                .map_or_else(|| PathBuf::from("(in memory)"), |s| s.path.clone()),
+            what,
+        }
+    }
+
+    fn frame_len(&self, f: usize) -> u64 {
+        (self.size - f as u64 * FRAME).min(FRAME)
+    }
+
+    /// Set the values of slots `start .. start + values.len()` of `side` (each slot once).
+    pub fn put(&self, side: usize, start: u64, values: &[u16]) -> Result<(), ScratchError> {
+        let mut at = 0usize;
+        while at < values.len() {
+            let idx = start + at as u64;
+            let f = (idx / FRAME) as usize;
+            let off = (idx % FRAME) as usize;
+            let len = self.frame_len(f);
+            let take = (len as usize - off).min(values.len() - at);
+            let part = &values[at..at + take];
+            let mut frame = self.frames[side][f].lock().expect("frame lock");
+            let done = match &mut *frame {
+                Frame::Filling(buf, filled) => {
+                    if buf.is_empty() && take as u64 == len {
+                        Some(part.to_vec())
+                    } else {
+                        if buf.is_empty() {
+                            buf.resize(len as usize, Value::INVALID.code());
+                        }
+                        buf[off..off + take].copy_from_slice(part);
+                        *filled += take as u64;
+                        (*filled == len).then(|| std::mem::take(buf))
+                    }
+                }
+                _ => return Err(self.fault(format!("frame {f} written twice"))),
+            };
+            if let Some(full) = done {
+                *frame = self.seal(full)?;
+            }
+            at += take;
+        }
+        Ok(())
+    }
+
+    /// A complete frame, compressed to the scratch file or kept in memory.
+    fn seal(&self, values: Vec<u16>) -> Result<Frame, ScratchError> {
+        let Some(s) = &self.scratch else {
+            return Ok(Frame::Memory(values));
+        };
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let packed = zstd::bulk::compress(&bytes, 1).map_err(|e| io_err(&s.path, e))?;
+        let offset = s.end.fetch_add(packed.len() as u64, Relaxed);
+        write_all_at(&s.file, &packed, offset).map_err(|e| io_err(&s.path, e))?;
+        Ok(Frame::Disk {
+            offset,
+            len: packed.len() as u32,
+        })
+    }
+
+    /// The values of frame `f` of `side` into `out` (cleared first). Every slot of the frame
+    /// must be set.
+    pub fn frame(&self, side: usize, f: usize, out: &mut Vec<u16>) -> Result<(), ScratchError> {
+        out.clear();
+        let frame = self.frames[side][f].lock().expect("frame lock");
+        match &*frame {
+            Frame::Memory(v) => out.extend_from_slice(v),
+            Frame::Filling(..) => {
+                return Err(self.fault(format!(
+                    "frame {f} of side {side} read before it was solved"
+                )));
+            }
+            &Frame::Disk { offset, len } => {
+                drop(frame);
+                let s = self
+                    .scratch
+                    .as_ref()
+                    .expect("disk frames have a scratch file");
+                let mut packed = vec![0u8; len as usize];
+                read_exact_at(&s.file, &mut packed, offset).map_err(|e| io_err(&s.path, e))?;
+                let bytes = zstd::bulk::decompress(&packed, 2 * FRAME as usize).map_err(|e| {
+                    ScratchError {
+                        path: s.path.clone(),
+                        what: format!("frame {f}: {e}"),
+                    }
+                })?;
+                out.extend(
+                    bytes
+                        .chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]])),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The stored `u16` of one slot, which must be solved (compressed frames through `cache`,
+    /// one decoded frame per side; a frame still filling is read in place).
+    pub fn get(&self, side: usize, idx: u64, cache: &mut FrameCache) -> Result<u16, ScratchError> {
+        let f = (idx / FRAME) as usize;
+        let off = (idx % FRAME) as usize;
+        let c = &mut cache.frames[side];
+        if c.0 == Some(f) {
+            return Ok(c.1[off]);
+        }
+        {
+            let frame = self.frames[side][f].lock().expect("frame lock");
+            match &*frame {
+                Frame::Memory(v) => return Ok(v[off]),
+                Frame::Filling(buf, _) if !buf.is_empty() => return Ok(buf[off]),
+                Frame::Filling(..) => {
+                    return Err(self.fault(format!(
+                        "slot {idx} of side {side} read before it was solved"
+                    )));
+                }
+                Frame::Disk { .. } => {}
+            }
+        }
+        c.0 = None;
+        self.frame(side, f, &mut c.1)?;
+        c.0 = Some(f);
+        Ok(c.1[off])
+    }
+
+    /// Number of frames per side.
+    pub fn frames(&self) -> usize {
+        self.frames[0].len()
+    }
+}
+
+/// One decoded frame per side, for [`ExactStore::get`].
+#[derive(Default)]
+pub struct FrameCache {
+    frames: [(Option<usize>, Vec<u16>); 2],
+}
+
+#[cfg(unix)]
+fn write_all_at(file: &File, buf: &[u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn write_all_at(file: &File, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_write(file, buf, offset)?;
+        buf = &buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        let n = std::os::windows::fs::FileExt::seek_read(file, buf, offset)?;
+        if n == 0 {
+            return Err(io::ErrorKind::UnexpectedEof.into());
+        }
+        buf = &mut buf[n..];
+        offset += n as u64;
+    }
+    Ok(())
+}
