@@ -4,7 +4,8 @@
 use super::metrics;
 use super::source::DecodedTables;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
-use crate::store::DTW_VALUES_PER_BLOCK;
+use crate::r#gen::IN_MEMORY_SLOTS;
+use crate::store::{DTW_VALUES_PER_BLOCK, SECTION_VALUES};
 use crate::table::{Index, Material, Metric};
 use std::collections::HashMap;
 
@@ -13,22 +14,21 @@ use std::collections::HashMap;
 /// With `n` = slots per side to move ([`Index::size`]), for each metric built (one after the
 /// other, so the peak is that of one metric):
 ///
-/// * the solver holds a 2-byte value per slot and side and two bit sets (candidates, quiet):
-///   `2n × (2 + 2/8) = 4.5 n` bytes;
-/// * when it finishes, the values become the [`crate::table::Table`] in place (the candidate bits
-///   are freed: `4.25 n`), and the writer maps them to a symbol vector per side, 1 byte per slot
-///   for WDL and DTZ (every DTZ file up to 4 pieces has at most 256 distinct values) and 2 for
-///   DTW: `+ 2n` or `+ 4n`, plus one file's compressed blocks (at most its disk estimate);
+/// * the solver ([`crate::gen`]) holds, for the unit it solves (the whole table without pawns;
+///   with pawns at most the whole table, usually much less), a state byte and a quiet bit per
+///   slot and side and frontier lists of at most a quarter byte: `2n × (1 + 1/8 + 1/4)`
+///   = `2.75 n` bytes; plus the exact values solved so far, 2 bytes per slot and side in
+///   memory for tables up to [`IN_MEMORY_SLOTS`] slots per side (and the window shifts'
+///   spills, as many again, counted twice), compressed in a scratch file beyond;
+/// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
+///   sections at a time: the frames read, the symbols and the pairs encoder's copy (8 bytes a
+///   slot), the encoder's pair tables, and one file's compressed image (at most its disk
+///   estimate), beside the exact values;
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
 ///   decoded, 2 bytes per slot and side (tables above [`DecodedTables::MAX_SLOTS`] slots are
 ///   read through block caches instead: [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side);
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
-/// So a WDL + DTZ build peaks at `6.25 n + n + cache + base` bytes (`8.25 n + n + …` with DTW).
-/// Measured peak RSS (`/usr/bin/time -v`, one table into an empty directory with its
-/// dependencies linked in): KQvRB (n = 2.6 M) 22 MB for an estimate of 28 MB; KRvKP
-/// (n = 6.3 M) 62 MB for 80 MB; KPvKP and KNvPP 80 MB for 100 MB. The estimate stays above the
-/// peak by 20–30%, mostly because the block caches do not fill completely.
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
 /// ratio seen in the ≤4-piece set.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,13 +73,13 @@ pub fn estimate_with(
     let file =
         |m: Metric| (2.0 * n as f64 * DISK_BYTES_PER_SLOT[m as usize]) as u64 + DISK_HEADER_BYTES;
     let disk: u64 = metrics(dtw).iter().map(|&m| file(m)).sum();
-    let solver = 2 * n * 2 + 2 * n * 2 / 8;
-    let table = 2 * n * 2 + 2 * n / 8;
-    // The symbols of both sides, and the pairs encoder's copy of them and its pair tables
-    // (two sections at once).
-    let encoder = 2 * n * 2 + 2 * ENCODER_TABLE_BYTES;
+    let in_memory = if n <= IN_MEMORY_SLOTS { 2 * n * 2 } else { 0 };
+    let exact = 3 * in_memory;
+    let solver = 2 * n + 2 * n / 8 + 2 * n / 4 + exact;
+    let section = n.min(SECTION_VALUES);
     let largest = if dtw { file(Metric::Dtw) } else { 0 };
-    let writing = table + 2 * n * 2 + encoder + file(Metric::Dtz).max(largest);
+    let writing =
+        in_memory + 2 * section * 8 + 2 * ENCODER_TABLE_BYTES + file(Metric::Dtz).max(largest);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
     let cache: u64 = source_tables(m)
         .into_iter()
@@ -144,14 +144,16 @@ mod tests {
         let disk =
             (2.0 * n as f64 * 0.25) as u64 + (2.0 * n as f64 * 0.5) as u64 + 2 * DISK_HEADER_BYTES;
         assert_eq!(e.disk, disk);
-        // Writing: the table (4.25 n), the symbols (4 n), the encoder's copy and tables, the
-        // DTZ file's estimate; + the caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other
-        // dependencies (all of them small) + base.
+        // Solving: state bytes, quiet bits, frontier; the exact values in memory (a small
+        // table), and as many again for spills, twice. Writing: the exact values, two sections
+        // of 8 bytes a slot, the encoder's tables, the DTZ file's estimate. + the caches of KvR,
+        // KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all of them small) + base.
+        let solving = 2 * n + 2 * n / 8 + 2 * n / 4 + 3 * 4 * n;
         let dtz_file = (2.0 * n as f64 * 0.5) as u64 + DISK_HEADER_BYTES;
-        let encoder = 4 * n + 2 * ENCODER_TABLE_BYTES;
-        let writing = 8 * n + n / 4 + encoder + dtz_file + BASE_MEMORY;
-        assert!(e.memory >= writing, "{e:?}");
-        assert!(e.memory < writing + 8 * 2 * 518 * 62, "{e:?}");
+        let writing = 4 * n + 2 * n * 8 + 2 * ENCODER_TABLE_BYTES + dtz_file;
+        let peak = solving.max(writing) + BASE_MEMORY;
+        assert!(e.memory >= peak, "{e:?}");
+        assert!(e.memory < peak + 2 * 2 * 518 * 62 * 6, "{e:?}");
         assert_eq!(e.work, 2 * n);
         assert_eq!(estimate(m, true).work, 4 * n);
     }

@@ -37,8 +37,11 @@ pub struct DecodedTables<'a> {
 }
 
 impl<'a> DecodedTables<'a> {
-    /// Tables with more slots per side than this are not decoded whole.
-    pub const MAX_SLOTS: u64 = 1 << 26;
+    /// Tables with more slots per side than this are not decoded whole: 16 MiB of codes per
+    /// table at most, which holds every table up to four pieces (the largest, e.g. `KQRvK`,
+    /// has 1.8 M slots per side); five-piece tables (about 10^8 slots) are read from their
+    /// memory-mapped files, as a six-piece table reaches up to 30 of them.
+    pub const MAX_SLOTS: u64 = 1 << 22;
 
     pub fn new(tb: &'a Tablebase) -> DecodedTables<'a> {
         DecodedTables {

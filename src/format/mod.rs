@@ -23,14 +23,14 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! ```
 //!
-//! Two codecs ([`Compression`]): **pairs** ([`pairs`], format version 3), a Re-Pair grammar
+//! Two codecs ([`Compression`]): **pairs** ([`pairs`], format version 5), a Re-Pair grammar
 //! and Huffman codes in small blocks, of which a probe decodes part of one; and **zstd**
-//! (format version 2), blocks of a fixed number of values, each one zstd frame, smaller on some
-//! data but a probe decompresses a whole block. The reader takes both. Below is version 2;
-//! version 3 shares the fixed header and metadata and is laid out as
+//! (format version 4), blocks of a fixed number of values, each one zstd frame, smaller on some
+//! data but a probe decompresses a whole block. The reader takes both. Below is version 4;
+//! version 5 shares the fixed header and metadata and is laid out as
 //! `src/format/pairs_file.rs` says (`tables/FORMAT.md` has both).
 //!
-//! # Layout (format version 2; the layout is version 1's, the store layer's values changed)
+//! # Layout (format version 4; the layout of versions 1 and 2, whose store-layer values differ)
 //!
 //! All integers are little-endian. Checksums are XXH64 with seed 0 ([`checksum`]). Offsets
 //! are absolute byte positions in the file. `tables/FORMAT.md` says the same for engine
@@ -41,7 +41,7 @@
 //! | offset | type  | field |
 //! |-------:|-------|-------|
 //! | 0      | [u8; 8] | magic `41 4E 54 49 54 42 1A 0A` (`"ANTITB\x1a\n"`) |
-//! | 8      | u32   | format version: 2 (zstd) or 3 (pairs) |
+//! | 8      | u32   | format version: 4 (zstd) or 5 (pairs) |
 //! | 12     | u8    | metric: 0 WDL, 1 DTZ, 2 DTW |
 //! | 13     | u8    | value width in bytes: 1 or 2 |
 //! | 14     | u8    | compression: 1 = zstd (each block one zstd frame), 2 = pairs |

@@ -1,6 +1,6 @@
-//! The layout of a version-3 ("pairs") file: building one and validating one.
+//! The layout of a version-5 ("pairs") file: building one and validating one.
 //!
-//! After the fixed header and the metadata (as in version 2), with `S` sections:
+//! After the fixed header and the metadata (as in version 4), with `S` sections:
 //!
 //! | size | contents |
 //! |------|----------|
@@ -103,7 +103,7 @@ pub(crate) struct Span {
     tables_pos: u64,
 }
 
-/// The structure of a version-3 file, from its (not yet checksummed) header: the sections'
+/// The structure of a version-5 file, from its (not yet checksummed) header: the sections'
 /// spans, the layout and the number of blocks. `Err` says why the header cannot describe this
 /// file; the caller adds the file name. `b` is the whole file. All arithmetic is checked: the
 /// counts are untrusted until the header checksum, which needs this layout, has been checked.
@@ -195,7 +195,7 @@ pub(crate) fn layout(
     ))
 }
 
-/// A validated version-3 file's sections.
+/// A validated version-5 file's sections.
 pub(crate) struct PairsBody {
     pub decoders: Vec<Decoder>,
     /// Bytes per block.

@@ -8,7 +8,7 @@
 //!
 //! # The block cache
 //!
-//! Each reader of a zstd (version-2) file keeps a small direct-mapped cache of decoded blocks:
+//! Each reader of a zstd (version-4) file keeps a small direct-mapped cache of decoded blocks:
 //! slot `block % slots`, each slot behind its own `RwLock`. A hit takes one uncontended read lock (about 20 ns), compares
 //! the block number and reads the value; many threads probing the same hot block share read
 //! locks and never wait for each other. A miss decodes the block with no lock held (so a slow
@@ -97,7 +97,7 @@ pub struct TableFile {
     /// it is decoded, not every time (the mapping is read-only; checking costs a third of a
     /// decode).
     checked: Box<[AtomicU64]>,
-    /// The sections of a version-3 file (`None`: a version-2 file of zstd blocks).
+    /// The sections of a version-5 file (`None`: a version-4 file of zstd blocks).
     pairs: Option<PairsBody>,
 }
 
@@ -167,7 +167,7 @@ fn check_header_sum(path: &Path, b: &[u8], pos: u64) -> Result<(), FormatError> 
     Ok(())
 }
 
-/// [`parse`] for a version-3 ("pairs") file; see [`super::pairs_file`] for the layout.
+/// [`parse`] for a version-5 ("pairs") file; see [`super::pairs_file`] for the layout.
 fn parse_pairs(path: &Path, b: &[u8], h: &FixedHeader) -> Result<Parsed, FormatError> {
     let actual = b.len() as u64;
     let corrupt = |reason: String| FormatError::corrupt(path, None, reason);
@@ -202,7 +202,7 @@ fn parse_pairs(path: &Path, b: &[u8], h: &FixedHeader) -> Result<Parsed, FormatE
     }
     if h.compression != COMPRESSION_PAIRS {
         return Err(corrupt(format!(
-            "compression method {} in a version-3 file",
+            "compression method {} in a version-5 file",
             h.compression
         )));
     }

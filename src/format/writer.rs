@@ -23,10 +23,10 @@ use super::{FormatError, Sections, TableMeta, VERSION_ZSTD};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Compression {
     /// Blocks of [`WriteOptions::values_per_block`] values, each one zstd frame (format
-    /// version 2). Smallest files; a probe decompresses a whole block.
+    /// version 4). Smallest files; a probe decompresses a whole block.
     Zstd,
     /// A Re-Pair grammar and Huffman codes in blocks of `block_bytes` bytes (a power of two,
-    /// 32 ..= 1024; [`crate::format::pairs`], format version 3). A probe decodes part of one
+    /// 32 ..= 1024; [`crate::format::pairs`], format version 5). A probe decodes part of one
     /// block: many times faster than a zstd frame; larger blocks are a little smaller and a
     /// little slower.
     Pairs {

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Tables with at most this many slots per side keep their frames in memory, uncompressed.
-const IN_MEMORY_SLOTS: u64 = 1 << 22;
+pub const IN_MEMORY_SLOTS: u64 = 1 << 22;
 
 enum Frame {
     /// Being filled: the values, and how many of them are set.

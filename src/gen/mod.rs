@@ -4,7 +4,7 @@
 //! 1. **mark and resolve captures** — every slot is decoded; invalid slots are marked; a position
 //!    whose side to move can capture is decided at once as the best of its captures, all of which
 //!    leave the table ([`TableSource`] gives the values there);
-//! 2. **per pawn configuration group**, most advanced first: quiet positions get their *baseline*,
+//! 2. **per unit** (below), most advanced pawn configurations first: quiet positions get their *baseline*,
 //!    the best zeroing move (pawn pushes into already solved configurations, promotions into other
 //!    tables); no move at all = stalemate = `W(0)`;
 //! 3. **levels** `n = 1, 2, …`: slots that became `L(n−1)` make their quiet predecessors
@@ -13,24 +13,32 @@
 //!    when its baseline loss is longer; pending baseline wins `W(b)` are placed at level `b`;
 //! 4. what is still undecided is a draw.
 //!
-//! Slots hold a [`Value`] code (2 bytes per position and side to move). A level visits the
-//! slots decided at distance `n − 1` and the pending `W(n)`: from per-distance *frontier lists*
-//! filled as values are stored, or, for distances with too many slots to list within a memory
-//! cap (at most `n/8` entries of 4 bytes for a table of `n` slots per side), by one parallel
-//! scan (rayon, 4096-slot chunks) over the group; candidates for a loss are likewise visited
-//! from a list of the bit-set words that got a bit, or by scanning the bit set. Which way a slot
-//! is found never changes a value. Writes to arbitrary slots are relaxed atomic stores (a
-//! compare-and-swap where two events may decide the same slot); they are race-free in effect
-//! because every value written at a level depends only on values decided at earlier levels, so
-//! the result is the same for any thread count. The same machinery computes DTW: only the
-//! scoring of zeroing moves differs ([`Metric::zeroing`]); its many long, sparse levels are
-//! what the frontier lists are for.
+//! Memory is about one byte per position and side to move (module `solve`): the solver works
+//! on one *unit* at a time (a table without pawns; with pawns, a batch of pawn configurations
+//! of equal advancement, solved most advanced first so that pawn pushes lead into finished
+//! units), holding one *state byte* per slot: undecided kinds, decided draws, and wins and
+//! losses exactly within a *window* of distances. When the levels outgrow the window it
+//! shifts, spilling the exact distances it drops; a finished unit's exact values go to an
+//! *exact store* (frames of [`FRAME`](crate::table::FRAME) slots, zstd-compressed to
+//! a scratch file for large tables), from which later units read their pawn pushes and the
+//! writer streams the files ([`Solved`], [`crate::table::TableValues`]).
+//!
+//! A level visits the slots decided at distance `n − 1` and the pending `W(n)`: from
+//! per-distance *frontier lists* filled as values are decided (8-byte entries, at most a
+//! quarter byte per slot and side in all), or, for distances with too many slots to list, by
+//! one parallel scan (rayon, 4096-slot chunks) over the unit; loss candidates are marked in
+//! the state byte and listed likewise. Which way a slot is found never changes a value.
+//! Writes to arbitrary slots are relaxed atomic stores (a compare-and-swap where two events
+//! may decide the same slot); they are race-free in effect because every value written at a
+//! level depends only on values decided at earlier levels, so the result is the same for any
+//! thread count. The same machinery computes DTW: only the scoring of zeroing moves differs
+//! ([`Metric::zeroing`]); its many long, sparse levels are what the frontier lists are for.
 
 mod exact;
 mod memory;
 mod solve;
 
-pub use exact::ScratchError;
+pub use exact::{IN_MEMORY_SLOTS, ScratchError};
 pub use memory::{LookupError, MemoryTables};
 pub use solve::{Progress, SolveOptions, Solved, generate, solve};
 

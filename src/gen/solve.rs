@@ -299,7 +299,8 @@ pub fn generate<S: TableSource + ?Sized>(
     Ok(solve(material, metric, source, &SolveOptions::default(), progress)?.into_table()?)
 }
 
-/// Solve one table into an [`ExactStore`] (for tables too large to hold as `u16`s).
+/// Solve one table into its exact values, by frames ([`Solved`]): the whole table is never
+/// held as `u16`s, so this is what builds of large tables use.
 pub fn solve<S: TableSource + ?Sized>(
     material: Material,
     metric: Metric,
@@ -326,6 +327,7 @@ pub fn solve<S: TableSource + ?Sized>(
         opts,
     };
     let units = table.units();
+    table.put_mirror_configs()?;
     let report = |phase, group, level| {
         progress(&Progress {
             material,
@@ -422,6 +424,30 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
                     .collect::<Vec<_>>()
             })
             .collect()
+    }
+
+    /// Pawn configurations that are not canonical (their mirror image has the smaller number)
+    /// are in no unit: their slots are no position, stored as such.
+    fn put_mirror_configs(&self) -> Result<(), ScratchError> {
+        if !self.material.has_pawns() {
+            return Ok(());
+        }
+        let cs = self.index.rest_size();
+        let invalid = vec![Value::INVALID.code(); cs.min(FRAME) as usize];
+        for c in 0..self.index.lead_count() {
+            if self.index.config_pawns(c).is_some() {
+                continue;
+            }
+            for side in 0..2 {
+                let mut at = c * cs;
+                while at < (c + 1) * cs {
+                    let len = ((c + 1) * cs - at).min(invalid.len() as u64);
+                    self.store.put(side, at, &invalid[..len as usize])?;
+                    at += len;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Value of a position of another table, or of this one in a finished unit (after a pawn

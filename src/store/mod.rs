@@ -21,9 +21,9 @@
 //! previous stored symbol, which costs almost nothing after compression; a prober resolves
 //! captures by search first (SPEC.md §4).
 //!
-//! Codecs ([`StoreOptions`]): `.wdl` and `.dtz` files use the pairs codec (format version 3),
+//! Codecs ([`StoreOptions`]): `.wdl` and `.dtz` files use the pairs codec (format version 5),
 //! which a probe decodes in a fraction of a microsecond; `.dtw` files, probed only for analysis
-//! and the largest by far, use zstd blocks (format version 2), about 20 % smaller on their long
+//! and the largest by far, use zstd blocks (format version 4), about 20 % smaller on their long
 //! and varied distances.
 //!
 //! The *value encoding* header field of `.dtz`/`.dtw` files: byte 0 is a bit set of the
