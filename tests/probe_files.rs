@@ -684,7 +684,7 @@ fn too_many_pieces_and_bad_directory() {
     }
 }
 
-/// Header fields of a table file (tables/FORMAT.md, version 2 or 3): start of the blocks and of
+/// Header fields of a table file (tables/FORMAT.md, version 4 or 5): start of the blocks and of
 /// the trailer.
 fn block_area(bytes: &[u8]) -> (usize, usize) {
     let u32_at = |o: usize| u32::from_le_bytes(bytes[o..o + 4].try_into().unwrap()) as usize;
@@ -846,13 +846,14 @@ fn wrong_magic_names_the_file() {
     }
 }
 
-/// Tables written before format version 3 (zstd blocks, version 2) are still read: the `.wdl` and
-/// `.dtz` files of every 3-piece table with a pawn, rewritten with zstd (same values, same
-/// metadata), probe exactly as the pairs files do, at every 11th position.
+/// `.wdl` and `.dtz` files of zstd blocks (format version 4, the codec of `.dtw` files, and how
+/// earlier antitb releases wrote every file) are read as well: the
+/// `.wdl` and `.dtz` files of every 3-piece table with a pawn, rewritten with zstd (same values,
+/// same metadata), probe exactly as the pairs files do, at every 11th position.
 #[test]
-fn version_2_zstd_files_are_still_read() {
+fn zstd_wdl_and_dtz_files_are_read() {
     use antitb::format::{Compression, TableFile, WriteOptions};
-    let dir = copy_dir(tables3(), "v2-zstd", |_| false);
+    let dir = copy_dir(tables3(), "zstd", |_| false);
     let materials: Vec<Material> = up_to_3()
         .into_iter()
         .filter(|m| m.to_string().contains('P') && m.to_string().len() == 4)
@@ -880,17 +881,17 @@ fn version_2_zstd_files_are_still_read() {
             assert_eq!(f.compression(), Compression::Zstd);
         }
     }
-    let (v3, v2) = (open(&[tables3()]), open(&[&dir.0]));
+    let (pairs, zstd) = (open(&[tables3()]), open(&[&dir.0]));
     let mut n = 0;
     for &mat in &materials {
         for p in all_positions(mat).into_iter().step_by(11) {
-            assert_eq!(v2.probe_wdl(&p).ok(), v3.probe_wdl(&p).ok(), "{p}");
-            assert_eq!(v2.probe_dtz(&p).ok(), v3.probe_dtz(&p).ok(), "{p}");
+            assert_eq!(zstd.probe_wdl(&p).ok(), pairs.probe_wdl(&p).ok(), "{p}");
+            assert_eq!(zstd.probe_dtz(&p).ok(), pairs.probe_dtz(&p).ok(), "{p}");
             n += 1;
         }
     }
     println!(
-        "{} tables, {n} positions: version-2 and version-3 files agree",
+        "{} tables, {n} positions: zstd (version 4) and pairs (version 5) files agree",
         materials.len()
     );
 }

@@ -11,7 +11,7 @@ pub(crate) const FIXED_LEN: u64 = 64;
 /// Compression method byte: every block is one zstd frame.
 pub(crate) const COMPRESSION_ZSTD: u8 = 1;
 
-/// Compression method byte of version-3 files: a Re-Pair grammar and Huffman codes in
+/// Compression method byte of version-5 files: a Re-Pair grammar and Huffman codes in
 /// 64-byte blocks ([`super::pairs`]).
 pub(crate) const COMPRESSION_PAIRS: u8 = 2;
 

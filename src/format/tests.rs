@@ -707,7 +707,7 @@ fn random_damage_never_panics() {
 
 // ---- Version 3: the pairs codec -------------------------------------------------------------
 
-/// The header checksum position of a version-3 file, if its descriptors fit.
+/// The header checksum position of a version-5 file, if its descriptors fit.
 fn pairs_header_sum_pos(bytes: &[u8]) -> Option<usize> {
     let h = FixedHeader::decode(bytes);
     let meta_len =
@@ -841,7 +841,7 @@ fn pairs_truncated_and_damaged_headers() {
         fs::write(&path, &bad).unwrap();
         assert!(TableFile::open(&path).is_err(), "byte {k}");
     }
-    // A version-3 header claiming zstd blocks, checksum repaired.
+    // A version-5 header claiming zstd blocks, checksum repaired.
     let mut bad = good.clone();
     bad[14] = 1;
     let sum = checksum::xxh64(&bad[..hs], 0);
