@@ -38,7 +38,7 @@ const ROW: usize = 8;
 /// Values per file section: each side to move is cut into sections of this many slots (the
 /// last one shorter), compressed independently, so the writer holds one section per thread,
 /// never the whole table.
-pub const SECTION_VALUES: u64 = 1 << 26;
+pub const SECTION_VALUES: u64 = 1 << 24;
 
 const _: () = assert!(SECTION_VALUES.is_multiple_of(FRAME));
 
