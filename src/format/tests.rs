@@ -767,7 +767,7 @@ fn pairs_round_trip_u8_and_u16() {
         let r: Vec<u16> = d.iter().map(|&x| u16::from(x)).collect();
         assert_eq!(t.decode_section(s).unwrap(), r);
     }
-    assert_eq!(FixedHeader::decode(&fs::read(&path).unwrap()).version, 3);
+    assert_eq!(FixedHeader::decode(&fs::read(&path).unwrap()).version, 5);
 }
 
 #[test]
