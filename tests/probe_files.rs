@@ -693,8 +693,8 @@ fn block_area(bytes: &[u8]) -> (usize, usize) {
     let var = u32_at(40) + u32_at(44) + u32_at(48);
     let mpos = 64 + var.div_ceil(8) * 8;
     let len = u64_at(32);
-    let data_start = if u32_at(8) == 3 {
-        // Version 3 (pairs): 32-byte section descriptors (blocks at +8), blocks of the size in
+    let data_start = if u32_at(8) == 5 {
+        // Version 5 (pairs): 32-byte section descriptors (blocks at +8), blocks of the size in
         // the header's field 16, ending 8 bytes before the end.
         let blocks: usize = (0..sections).map(|s| u64_at(mpos + 32 * s + 8)).sum();
         len - 8 - u32_at(16) * blocks
