@@ -23,7 +23,8 @@ use super::{GenError, TableSource};
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Color, MoveList, Position, Role, Square};
 use crate::table::{
-    FRAME, Index, MAX_DISTANCE, Material, Metric, NOT_STORED, Table, TableValues, Value, resolve,
+    FRAME, Index, LeadCache, MAX_DISTANCE, Material, Metric, NOT_STORED, Placement, Table,
+    TableValues, Value, resolve,
 };
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -616,6 +617,8 @@ struct Sink {
     other: Vec<(u32, Entry)>,
     /// Loss candidates marked.
     candidates: Vec<Entry>,
+    /// The lead part of the last slot taken apart.
+    lead: LeadCache,
 }
 
 /// The solver of one unit.
@@ -701,10 +704,13 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     fn init(&self) -> Result<(), GenError<S::Error>> {
         let t = self.t;
         self.chunks.par_iter().try_for_each(|r| {
+            let mut lead = LeadCache::default();
             for local in r.clone() {
                 let global = self.unit.global(local);
+                let pl = t.index.placement_with(global, &mut lead);
+                let valid = t.index.is_canonical(&pl, global);
                 for side in 0..2 {
-                    let code = match t.index.decode(side, global) {
+                    let code = match valid.then(|| t.index.position_of(side, &pl)) {
                         None => state::INVALID,
                         Some(pos) if pos.has_capture() => {
                             let v = resolve(&pos, t.metric, &mut |p: &Position| {
@@ -734,12 +740,15 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             .par_iter()
             .try_for_each_init(FrameCache::default, |cache, r| {
                 let mut list = MoveList::new();
+                let mut lead = LeadCache::default();
                 for local in r.clone() {
                     for side in 0..2 {
                         if self.load(side, local) != state::UNINIT {
                             continue;
                         }
-                        let pos = t.index.decode_valid(side, self.unit.global(local));
+                        let pos =
+                            t.index
+                                .decode_valid_with(side, self.unit.global(local), &mut lead);
                         list.clear();
                         pos.quiet_moves(&mut list);
                         let code = if list.is_empty() {
@@ -1115,13 +1124,19 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     /// Call `f(slot side, local slot)` for every quiet non-pawn move of `mover`'s pieces from
     /// `(side, local)`. With `mover` = the side to move these are the forward moves; with
     /// `mover` = the other side they are the un-moves (non-pawn movement is symmetric). Such a
-    /// move stays in the position's pawn configuration, so in the unit.
+    /// move stays in the position's pawn configuration, so in the unit. Stops at the first
+    /// move for which `f` returns `false`, and returns `false` then.
     #[inline]
-    fn for_each_quiet(&self, side: usize, local: u64, mover: Color, mut f: impl FnMut(usize, u64)) {
+    fn for_each_quiet(
+        &self,
+        pl: &Placement,
+        side: usize,
+        local: u64,
+        mover: Color,
+        mut f: impl FnMut(usize, u64) -> bool,
+    ) -> bool {
         let ix = self.t.index;
-        let global = self.unit.global(local);
         let block = local - local % self.unit.block_len;
-        let pl = ix.placement(global);
         let k = ix.pieces();
         let occ = pl.squares[..k]
             .iter()
@@ -1134,10 +1149,19 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             }
             let from = Square::new(u32::from(pl.squares[j]));
             for to in piece_attacks(piece.role, from, occ) & !occ {
-                let g = ix.moved(&pl, j, to);
-                f(out_side, block + g % self.unit.block_len);
+                let g = ix.moved(pl, j, to);
+                if !f(out_side, block + g % self.unit.block_len) {
+                    return false;
+                }
             }
         }
+        true
+    }
+
+    /// The placement of a local slot.
+    #[inline]
+    fn placement(&self, cache: &mut LeadCache, local: u64) -> Placement {
+        self.t.index.placement_with(self.unit.global(local), cache)
     }
 
     #[inline]
@@ -1159,7 +1183,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         win_now: u8,
         classes: &Classes,
     ) {
-        self.for_each_quiet(side, local, Self::color_of(1 - side), |ps, pi| {
+        let pl = self.placement(&mut sink.lead, local);
+        self.for_each_quiet(&pl, side, local, Self::color_of(1 - side), |ps, pi| {
             let cell = &self.codes[ps][pi as usize];
             let mut code = cell.load(Relaxed);
             while classes.undecided(code) {
@@ -1171,25 +1196,27 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                     Err(c) => code = c,
                 }
             }
+            true
         });
     }
 
     /// `(side, local)` is `W(n−1)`: its undecided quiet predecessors that could be lost (no
     /// zeroing move that draws or wins) become candidates for [`UnitSolver::check_loss`].
     fn mark_candidates(&self, sink: &mut Sink, side: usize, local: u64) {
-        self.for_each_quiet(side, local, Self::color_of(1 - side), |ps, pi| {
+        let pl = self.placement(&mut sink.lead, local);
+        self.for_each_quiet(&pl, side, local, Self::color_of(1 - side), |ps, pi| {
             let cell = &self.codes[ps][pi as usize];
             let mut code = cell.load(Relaxed);
             loop {
                 let cand = match code {
                     state::PEND_NONE => state::PEND_NONE_CAND,
                     state::PEND_LOSS => state::PEND_LOSS_CAND,
-                    _ => return,
+                    _ => return true,
                 };
                 match cell.compare_exchange_weak(code, cand, Relaxed, Relaxed) {
                     Ok(_) => {
                         sink.candidates.push(pi * 2 + ps as u64);
-                        return;
+                        return true;
                     }
                     Err(c) => code = c,
                 }
@@ -1210,11 +1237,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         classes: &Classes,
     ) -> Result<(), GenError<S::Error>> {
         let w = self.window;
-        let mut all_won = true;
-        self.for_each_quiet(side, local, Self::color_of(side), |cs, ci| {
-            if all_won {
-                all_won = classes.won_before(self.load(cs, ci));
-            }
+        // Stops at the first move that is not a win decided before this level.
+        let pl = self.placement(&mut sink.lead, local);
+        let all_won = self.for_each_quiet(&pl, side, local, Self::color_of(side), |cs, ci| {
+            classes.won_before(self.load(cs, ci))
         });
         if !all_won {
             let back = if code == state::PEND_NONE_CAND {
@@ -1229,7 +1255,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let mut d = sink.level;
         if code == state::PEND_LOSS_CAND {
             // The baseline loss, derived again from the pawn moves.
-            let pos = self.t.index.decode_valid(side, self.unit.global(local));
+            let pos = self.t.index.position_of(side, &pl);
             if let Some(b) = self.t.zeroing_value(&pos, cache)? {
                 d = d.max(u32::from(b.distance()));
             }

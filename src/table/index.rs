@@ -494,10 +494,33 @@ pub struct Placement {
     pub squares: [u8; 16],
     /// The lead part of the index.
     lead: u64,
-    /// Symmetries fixing the lead configuration (bit `t`; bit 0 always set).
+    /// Symmetries fixing the lead configuration (bit `t`; bit 0 set), or 0 if the lead
+    /// configuration is not canonical (a pawn configuration whose mirror image has the smaller
+    /// number).
     fixers: u8,
     /// Squares taken by the lead groups.
     lead_occ: u64,
+}
+
+/// The lead part of the last slot taken apart by [`Index::placement_with`].
+#[derive(Clone, Copy, Debug)]
+pub struct LeadCache {
+    /// The lead configuration (`u64::MAX`: none yet).
+    lead: u64,
+    squares: [u8; 16],
+    lead_occ: u64,
+    fixers: u8,
+}
+
+impl Default for LeadCache {
+    fn default() -> LeadCache {
+        LeadCache {
+            lead: u64::MAX,
+            squares: [0; 16],
+            lead_occ: 0,
+            fixers: 1,
+        }
+    }
 }
 
 /// The index of one material. Cheap to build; build once per table.
@@ -722,8 +745,32 @@ impl Index {
     /// The placement of a slot, for [`Index::moved`] (no validity check).
     #[inline]
     pub fn placement(&self, idx: u64) -> Placement {
+        self.placement_with(idx, &mut LeadCache::default())
+    }
+
+    /// [`Index::placement`], reusing the lead part of the previous call when the slot has the
+    /// same one: the slots of one lead configuration are consecutive, and decoding a pawn
+    /// configuration costs as much as the rest of the placement.
+    #[inline]
+    pub fn placement_with(&self, idx: u64, cache: &mut LeadCache) -> Placement {
         let lead = idx / self.rest_size;
-        let mut rest = idx % self.rest_size;
+        let rest = idx % self.rest_size;
+        if cache.lead != lead {
+            *cache = self.lead_part(lead);
+        }
+        let mut squares = cache.squares;
+        let lead_occ = cache.lead_occ;
+        self.rest_squares(rest, lead_occ, &mut squares);
+        Placement {
+            squares,
+            lead,
+            fixers: cache.fixers,
+            lead_occ,
+        }
+    }
+
+    /// The lead squares (index order), their occupancy and the symmetries fixing them.
+    fn lead_part(&self, lead: u64) -> LeadCache {
         let mut squares = [0u8; 16];
         let (lead_occ, fixers) = match &self.lead {
             Lead::Pieces(t) => {
@@ -743,11 +790,28 @@ impl Index {
                 for (j, s) in Bitboard(l).chain(Bitboard(o)).enumerate() {
                     squares[j] = s.index() as u8;
                 }
-                let symmetric = flip_h(l) == l && flip_h(o) == o;
-                (l | o, if symmetric { 0b11 } else { 1 })
+                let fixers = if p.encode(flip_h(l), flip_h(o)).is_some_and(|m| m < lead) {
+                    // The mirror image has the smaller number: no slot here is canonical.
+                    0
+                } else if flip_h(l) == l && flip_h(o) == o {
+                    0b11
+                } else {
+                    1
+                };
+                (l | o, fixers)
             }
         };
-        // Rest groups, least significant last.
+        LeadCache {
+            lead,
+            squares,
+            lead_occ,
+            fixers,
+        }
+    }
+
+    /// The squares of the rest groups of rest code `rest`, least significant group last.
+    #[inline]
+    fn rest_squares(&self, mut rest: u64, lead_occ: u64, squares: &mut [u8; 16]) {
         let mut taken = lead_occ;
         let mut v = [0u32; 8];
         for g in &self.rest {
@@ -769,12 +833,6 @@ impl Index {
                 set |= 1 << sq;
             }
             taken |= set;
-        }
-        Placement {
-            squares,
-            lead,
-            fixers,
-            lead_occ,
         }
     }
 
@@ -943,6 +1001,13 @@ impl Index {
         self.position_of(side, &pl)
     }
 
+    /// [`Index::decode_valid`] with a [`LeadCache`].
+    #[inline]
+    pub fn decode_valid_with(&self, side: usize, idx: u64, cache: &mut LeadCache) -> Position {
+        let pl = self.placement_with(idx, cache);
+        self.position_of(side, &pl)
+    }
+
     /// The position of a placement.
     #[inline]
     pub fn position_of(&self, side: usize, pl: &Placement) -> Position {
@@ -961,27 +1026,12 @@ impl Index {
     /// Is slot `idx` (in range) the canonical representative of its position?
     #[inline]
     pub fn is_canonical(&self, pl: &Placement, idx: u64) -> bool {
-        if let Lead::Pawns(p) = &self.lead {
-            // The mirror image of the pawns may have the smaller configuration number.
-            let (l, o) = self.pawn_sets(pl);
-            if let Some(m) = p.encode(flip_h(l), flip_h(o))
-                && m < pl.lead
-            {
-                return false;
-            }
+        match pl.fixers {
+            // A pawn configuration whose mirror image has the smaller number.
+            0 => false,
+            1 => true,
+            _ => self.canonical_rest(pl.lead, pl.fixers, &pl.squares, pl.lead_occ) == idx,
         }
-        pl.fixers == 1 || self.canonical_rest(pl.lead, pl.fixers, &pl.squares, pl.lead_occ) == idx
-    }
-
-    /// The lead-colour and other-colour pawn sets of a placement of a table with pawns.
-    fn pawn_sets(&self, pl: &Placement) -> (u64, u64) {
-        let set = |g: usize| {
-            let start = self.group_start[g];
-            pl.squares[start..start + self.groups[g].count]
-                .iter()
-                .fold(0u64, |s, &q| s | 1 << q)
-        };
-        (set(0), if self.lead_groups > 1 { set(1) } else { 0 })
     }
 
     /// The position of a slot, if the slot is valid (canonical).

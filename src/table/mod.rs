@@ -15,7 +15,7 @@ pub mod value;
 mod wdl;
 
 pub use captures::resolve;
-pub use index::{Index, transform_square};
+pub use index::{Index, LeadCache, Placement, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::{FRAME, NOT_STORED, Table, TableValues};
 pub use metric::{Metric, UnknownMetric};
