@@ -165,6 +165,26 @@ fn every_fen_error_variant() {
     }
 }
 
+/// Found by fuzzing (fuzz target `fen`): an en-passant square on the first or last rank
+/// panicked (the parser looked for the square beyond it before checking the rank). Every
+/// square of the edge ranks, for either side to move, is now an error.
+#[test]
+fn en_passant_square_on_an_edge_rank_is_an_error() {
+    for turn in ["w", "b"] {
+        for file in "abcdefgh".chars() {
+            for rank in ['1', '8'] {
+                let ep = format!("{file}{rank}");
+                let fen = format!("8/8/8/8/8/8/8/K6k {turn} - {ep} 0 1");
+                assert_eq!(
+                    parse_fen(&fen),
+                    Err(FenError::EnPassantInconsistent(sq(&ep))),
+                    "{fen}"
+                );
+            }
+        }
+    }
+}
+
 /// shakmaty agrees these FENs are bad (it has coarser errors, so only the fact is compared).
 #[test]
 fn shakmaty_rejects_what_we_reject() {

@@ -125,19 +125,23 @@ pub fn parse_fen(fen: &str) -> Result<Position, FenError> {
             let sq = Square::from_ascii(s.as_bytes())
                 .ok_or_else(|| FenError::EnPassantSyntax(s.to_string()))?;
             // White to move: the square is on rank 6, a black pawn on rank 5 just passed it.
+            // The rank is checked first: a square on the edge has no square beyond it.
             let (rank, dir) = if turn.is_white() { (5, -8) } else { (2, 8) };
-            let pusher = sq.offset(dir).expect("rank 3 or 6 has neighbours");
-            let origin = sq.offset(-dir).expect("rank 3 or 6 has neighbours");
             let occ = board.occupied();
             let ok = sq.rank() == rank
-                && board
-                    .by_piece(Piece {
-                        color: !turn,
-                        role: Role::Pawn,
-                    })
-                    .contains(pusher)
-                && !occ.contains(sq)
-                && !occ.contains(origin);
+                && match (sq.offset(dir), sq.offset(-dir)) {
+                    (Some(pusher), Some(origin)) => {
+                        board
+                            .by_piece(Piece {
+                                color: !turn,
+                                role: Role::Pawn,
+                            })
+                            .contains(pusher)
+                            && !occ.contains(sq)
+                            && !occ.contains(origin)
+                    }
+                    _ => false,
+                };
             if !ok {
                 return Err(FenError::EnPassantInconsistent(sq));
             }
