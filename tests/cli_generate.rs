@@ -313,8 +313,8 @@ fn bad_input_gets_a_one_line_error() {
     );
     assert_refused(&["generate", "KQ", "--tables", d], "needs exactly one 'v'");
     assert_refused(
-        &["generate", "KQRvKQR", "--tables", d],
-        "generate supports at most 5",
+        &["generate", "KQRBvKQR", "--tables", d],
+        "generate supports at most 6",
     );
     assert_refused(
         &["generate", "KQRBNvKQR", "--tables", d],
@@ -322,7 +322,7 @@ fn bad_input_gets_a_one_line_error() {
     );
     assert_refused(
         &["generate", "--max-pieces", "9", "--tables", d],
-        "--max-pieces must be between 2 and 5",
+        "--max-pieces must be between 2 and 6",
     );
     assert_refused(
         &["generate", "KRvK", "--tables", d, "--memory-limit", "lots"],
@@ -524,4 +524,76 @@ fn no_deps_builds_only_the_named_tables() {
     let out = antitb(&run("KPvK"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_same_as_reference(dir.path());
+}
+
+/// `--report` writes one JSON line per table built, whose figures agree with the files on disk
+/// and with the run (a table present is not reported again).
+#[test]
+fn report_lists_each_table_built_with_measured_and_estimated_resources() {
+    let dir = TempDir::new(TEMP_PREFIX, "report");
+    let report = dir.path().join("report.jsonl");
+    let run = || {
+        antitb(&[
+            "generate",
+            "KNvK",
+            "--tables",
+            dir.str(),
+            "--quiet",
+            "--report",
+            report.to_str().unwrap(),
+        ])
+    };
+    let out = run();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&report)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let built: Vec<&str> = lines
+        .iter()
+        .map(|v| v["material"].as_str().unwrap())
+        .collect();
+    // KNvK's closure: the 2-piece tables it reaches, then itself, each once.
+    assert_eq!(built.last(), Some(&"KNvK"), "{built:?}");
+    let mut unique = built.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), built.len(), "{built:?}");
+    for v in &lines {
+        let m = v["material"].as_str().unwrap();
+        let on_disk: u64 = ["wdl", "dtz", "dtw"]
+            .iter()
+            .map(|k| {
+                std::fs::metadata(dir.path().join(format!("{m}.{k}")))
+                    .unwrap()
+                    .len()
+            })
+            .sum();
+        assert_eq!(v["bytes_written"].as_u64(), Some(on_disk), "{v}");
+        assert!(v["cpu_seconds"].as_f64().is_some(), "{v}");
+        assert!(v["wall_seconds"].as_f64().unwrap() >= 0.0, "{v}");
+        // The resident set of a running program: more than nothing, less than the machine.
+        let rss = v["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM");
+        assert!(rss > 1 << 20 && rss < 1 << 40, "{v}");
+        assert!(v["estimated_memory_bytes"].as_u64().unwrap() > 0, "{v}");
+    }
+    // Everything present: nothing built, nothing appended.
+    let out = run();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let again = std::fs::read_to_string(&report).unwrap().lines().count();
+    assert_eq!(again, lines.len());
+    // An unwritable report path is a one-line error before anything is built.
+    assert_refused(
+        &[
+            "generate",
+            "KQvK",
+            "--tables",
+            dir.str(),
+            "--report",
+            "/nonexistent-dir/report.jsonl",
+        ],
+        "--report /nonexistent-dir/report.jsonl",
+    );
+    assert!(!dir.path().join("KQvK.wdl").exists());
 }

@@ -28,12 +28,12 @@ mod source;
 mod system;
 
 pub use estimate::{
-    BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, SOURCE_CACHE_BLOCKS, estimate,
-    estimate_with, human_bytes,
+    BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, NS_PER_SLOT_VISIT,
+    SOURCE_CACHE_BLOCKS, estimate, estimate_with, human_bytes,
 };
 pub use present::{Unusable, check_files, is_present};
 pub use source::DecodedTables;
-pub use system::{free_disk, physical_memory, remove_stale_temporaries};
+pub use system::{Measured, free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
 use crate::r#gen::{GenError, Progress, SolveOptions, solve};
@@ -102,12 +102,14 @@ pub enum BuildEvent {
         material: Material,
         metric: Metric,
     },
-    /// Finished a table: time taken and bytes written.
+    /// Finished a table: wall time taken, bytes written, and the CPU time and peak memory it
+    /// took (to set against its [`Estimate`]).
     Done {
         i: usize,
         material: Material,
         time: Duration,
         bytes: u64,
+        measured: Measured,
     },
 }
 
@@ -336,6 +338,7 @@ pub fn build(
         .map(|(m, metrics)| {
             let mut e = estimate_with(*m, opts.dtw, &mut sizes);
             e.work = 2 * e.slots * metrics.len() as u64;
+            e.cpu_seconds = estimate::cpu_seconds(e.work);
             e
         })
         .collect();
@@ -369,6 +372,7 @@ pub fn build(
         // The disk may have filled since the plan was checked.
         check_disk(m.to_string(), e.disk, opts)?;
         let t0 = Instant::now();
+        let meter = system::Meter::start();
         events(&BuildEvent::Start { i, material: m });
         // A fresh source per table: its block caches hold this table's dependencies only.
         let source = Tablebase::open_with(
@@ -410,6 +414,7 @@ pub fn build(
             material: m,
             time: t0.elapsed(),
             bytes,
+            measured: meter.stop(),
         });
     }
     report.time = start.elapsed();

@@ -14,11 +14,7 @@ use crate::table::Material;
 use serde_json::json;
 use std::collections::HashMap;
 
-/// Single-core nanoseconds per slot visit (2 sides × slots × metrics): user CPU time of one
-/// table built alone, measured on 4-piece tables (KQvRB 233 ns, KRvKN 221, KBvKP 293,
-/// KRvKP 281, KNvPP 147) on a shared 2-core machine, rounded up. A rough guide: the solver's
-/// speed changes with its code, and tables with long wins take more levels.
-pub const NS_PER_SLOT_VISIT: f64 = 300.0;
+pub use super::estimate::NS_PER_SLOT_VISIT;
 
 /// One job of a plan.
 #[derive(Clone, Debug)]
@@ -49,7 +45,7 @@ pub fn plan(targets: &[Material], dtw: bool) -> Plan {
         .into_iter()
         .map(|m| {
             let estimate = estimate_with(m, dtw, &mut sizes);
-            let cpu_seconds = estimate.work as f64 * NS_PER_SLOT_VISIT * 1e-9;
+            let cpu_seconds = estimate.cpu_seconds;
             Job {
                 material: m,
                 deps: m.dependencies(),

@@ -95,3 +95,74 @@ pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize 
     }
     removed
 }
+
+/// What one table's build took, measured on this process: CPU time (all threads, user and
+/// system) and peak resident memory. Either is `None` where the system does not tell.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Measured {
+    pub cpu: Option<std::time::Duration>,
+    pub peak_rss: Option<u64>,
+}
+
+/// A measurement in progress: [`Meter::start`] notes the CPU time so far and resets the
+/// process's peak-RSS mark (Linux: `/proc/self/clear_refs`), [`Meter::stop`] reads both again.
+pub(crate) struct Meter {
+    cpu0: Option<std::time::Duration>,
+    peak_reset: bool,
+}
+
+impl Meter {
+    pub(crate) fn start() -> Meter {
+        // Writing 5 resets the high-water mark of the resident set to the current size
+        // (proc(5), Linux ≥ 4.0); where it fails, the peak is the process's so far.
+        let peak_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        Meter {
+            cpu0: cpu_time(),
+            peak_reset,
+        }
+    }
+
+    pub(crate) fn stop(&self) -> Measured {
+        let cpu = match (self.cpu0, cpu_time()) {
+            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
+            _ => None,
+        };
+        Measured {
+            cpu,
+            peak_rss: if self.peak_reset { peak_rss() } else { None },
+        }
+    }
+}
+
+/// CPU time of this process so far (user + system, all threads).
+fn cpu_time() -> Option<std::time::Duration> {
+    #[cfg(unix)]
+    {
+        // SAFETY: getrusage only writes into `ru`; all-zero bytes are a valid `rusage` (plain
+        // integers). Exercised by every `generate` (tests/cli_generate.rs).
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
+            return None;
+        }
+        let tv = |t: libc::timeval| {
+            std::time::Duration::new(t.tv_sec.max(0) as u64, (t.tv_usec.max(0) as u32) * 1000)
+        };
+        Some(tv(ru.ru_utime) + tv(ru.ru_stime))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The process's peak resident set since start or the last reset (`VmHWM`), in bytes.
+fn peak_rss() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: u64 = line
+        .trim_start_matches("VmHWM:")
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kb * 1024)
+}

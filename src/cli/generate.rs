@@ -6,14 +6,14 @@ use super::select::{self, duration};
 use super::with_threads;
 use antitb::build::checksums;
 use antitb::build::{
-    BuildError, BuildEvent, BuildOptions, BuildReport, Resource, build, free_disk, human_bytes,
-    physical_memory,
+    BuildError, BuildEvent, BuildOptions, BuildReport, Estimate, Measured, Resource, build,
+    free_disk, human_bytes, physical_memory,
 };
 use antitb::store::{StoreOptions, file_name};
 use antitb::table::{Material, Metric};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -56,10 +56,15 @@ pub struct GenerateArgs {
     /// --with-tables and pass its checksums, else fail (one job of a cluster plan)
     #[arg(long)]
     no_deps: bool,
+    /// Append one JSON line per table built to this file: measured wall and CPU time and peak
+    /// memory beside their estimates, bytes written (for calibrating plans)
+    #[arg(long)]
+    report: Option<PathBuf>,
 }
 
-/// The most pieces `generate` accepts (5-piece tables need up to a few GB of memory).
-pub const MAX_GENERATE_PIECES: usize = 5;
+/// The most pieces `generate` accepts (6-piece tables need up to about 20 GB of memory; the
+/// memory limit refuses what does not fit).
+pub const MAX_GENERATE_PIECES: usize = 6;
 
 /// Parse `8G`, `512M`, `1.5GiB`, `100000` (suffixes K, M, G, T are powers of 1024).
 pub fn parse_bytes(s: &str) -> Result<u64, String> {
@@ -114,8 +119,13 @@ fn rate(per_sec: f64) -> String {
 /// What the display knows about the run.
 #[derive(Default)]
 struct State {
+    /// The estimates of the tables of the plan.
+    estimates: Vec<Estimate>,
     /// Work (slot visits) of each table of the plan, and of all of them.
     work: Vec<u64>,
+    /// `--report`'s file, and the first error writing it.
+    report: Option<std::fs::File>,
+    report_error: Option<std::io::Error>,
     total_work: u64,
     /// Work of the tables finished.
     done_work: u64,
@@ -165,6 +175,51 @@ impl State {
             None => String::new(),
         }
     }
+}
+
+/// One `--report` line: a JSON object of one table's build, measured and estimated.
+fn report_line(
+    e: &Estimate,
+    time: Duration,
+    bytes: u64,
+    measured: &Measured,
+    threads: usize,
+) -> String {
+    serde_json::json!({
+        "material": e.material.to_string(),
+        "pieces": e.material.count(),
+        "pawns": e.material.pawns(),
+        "slots_per_side": e.slots,
+        "work": e.work,
+        "threads": threads,
+        "wall_seconds": (time.as_secs_f64() * 1000.0).round() / 1000.0,
+        "cpu_seconds": measured.cpu.map(|c| (c.as_secs_f64() * 1000.0).round() / 1000.0),
+        "estimated_cpu_seconds": (e.cpu_seconds * 10.0).round() / 10.0,
+        "peak_rss_bytes": measured.peak_rss,
+        "estimated_memory_bytes": e.memory,
+        "bytes_written": bytes,
+    })
+    .to_string()
+}
+
+/// `, cpu 12 s (est. 10 s), peak 1.2 GiB (est. 1.3 GiB)` for a table's progress line.
+fn against_estimate(e: &Estimate, m: &Measured) -> String {
+    let mut s = String::new();
+    if let Some(c) = m.cpu {
+        s.push_str(&format!(
+            ", cpu {:.1} s (est. {:.1} s)",
+            c.as_secs_f64(),
+            e.cpu_seconds
+        ));
+    }
+    if let Some(p) = m.peak_rss {
+        s.push_str(&format!(
+            ", peak {} (est. {})",
+            human_bytes(p),
+            human_bytes(e.memory)
+        ));
+    }
+    s
 }
 
 fn metric_name(m: Metric) -> &'static str {
@@ -230,16 +285,47 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
         b.enable_steady_tick(Duration::from_millis(200));
         b
     };
+    let report_file = match &args.report {
+        Some(p) => Some(
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(p)
+                .map_err(|e| format!("--report {}: {e}", p.display()))?,
+        ),
+        None => None,
+    };
+    let threads = rayon::current_num_threads();
     let state = Mutex::new(State {
         start: Some(Instant::now()),
+        report: report_file,
         ..State::default()
     });
     let lines = !quiet && !tty;
     let report = build(&targets, &opts, &|ev| {
+        let mut st = state.lock().expect("progress state");
+        if let BuildEvent::Plan { to_build, .. } = ev {
+            st.estimates = to_build.clone();
+        }
+        if let BuildEvent::Done {
+            i,
+            time,
+            bytes,
+            measured,
+            ..
+        } = ev
+        {
+            let line = report_line(&st.estimates[*i], *time, *bytes, measured, threads);
+            let st = &mut *st;
+            if let Some(f) = st.report.as_mut()
+                && let Err(e) = writeln!(f, "{line}").and_then(|()| f.flush())
+            {
+                st.report_error.get_or_insert(e);
+            }
+        }
         if quiet {
             return;
         }
-        let mut st = state.lock().expect("progress state");
         match ev {
             BuildEvent::Plan { to_build, present } => {
                 st.work = to_build.iter().map(|e| e.work).collect();
@@ -308,6 +394,7 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                 material,
                 time,
                 bytes,
+                measured,
             } => {
                 st.done_work += st.work[*i];
                 st.current = None;
@@ -318,11 +405,12 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                         .map(|(r, e)| format!(", {}, ETA {}", rate(r), duration(e)))
                         .unwrap_or_default();
                     eprintln!(
-                        "[{}/{}] {material}: {}, {}{eta}",
+                        "[{}/{}] {material}: {}, {}{}{eta}",
                         i + 1,
                         st.tables,
                         duration(*time),
-                        human_bytes(*bytes)
+                        human_bytes(*bytes),
+                        against_estimate(&st.estimates[*i], measured)
                     );
                 }
             }
@@ -333,6 +421,12 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
     });
     bar.finish_and_clear();
     let report = report.map_err(build_error)?;
+    if let (Some(p), Some(e)) = (
+        &args.report,
+        state.lock().expect("state").report_error.take(),
+    ) {
+        return Err(format!("--report {}: {e}", p.display()));
+    }
     let check = compare_checksums(args, &targets, dtw)?;
     if !quiet {
         print_summary(args, &opts, &report, &targets, check.as_ref());
