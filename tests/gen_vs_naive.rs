@@ -40,9 +40,15 @@ fn placements(m: Material, f: &mut impl FnMut(Position)) {
     rec(&pieces, Board::empty(), f);
 }
 
+/// The naive solver's tables up to 3 pieces, solved once for the tests of this file.
+fn naive_3() -> &'static naive::NaiveTables {
+    static NAIVE: std::sync::OnceLock<naive::NaiveTables> = std::sync::OnceLock::new();
+    NAIVE.get_or_init(|| naive::solve_all(3))
+}
+
 #[test]
 fn generator_equals_naive_solver_up_to_3_pieces() {
-    let naive = naive::solve_all(3);
+    let naive = naive_3();
     let mut mem = MemoryTables::new();
     mem.generate_up_to(3, Metric::Dtz).unwrap();
     mem.generate_up_to(3, Metric::Dtw).unwrap();
@@ -81,4 +87,102 @@ fn generator_equals_naive_solver_up_to_3_pieces() {
     println!("{checked} positions checked against the naive solver, {mismatches} mismatches");
     assert!(checked > 10_000_000);
     assert_eq!(mismatches, 0);
+}
+
+/// Tables with pawns solved one pawn configuration per unit, stopped half way (by a panic in
+/// the progress callback, which like a kill leaves the scratch and checkpoint files behind),
+/// then solved again: the second solve starts after the checkpointed unit, and every position
+/// of the table it finishes equals the naive solver.
+#[test]
+fn a_resumed_solve_equals_the_naive_solver() {
+    use antitb::r#gen::{SolveOptions, solve};
+    use std::panic::{AssertUnwindSafe, catch_unwind};
+    let naive = naive_3();
+    let mut mem = MemoryTables::new();
+    mem.generate_up_to(3, Metric::Dtz).unwrap();
+    mem.generate_up_to(3, Metric::Dtw).unwrap();
+    let dir = common::cli::TempDir::new("antitb-resume-", "naive");
+    let opts = SolveOptions {
+        scratch: dir.path().to_path_buf(),
+        unit_slots: 1,
+        resume: true,
+        checkpoint_every: std::time::Duration::ZERO,
+        ..SolveOptions::default()
+    };
+    let mut checked = 0u64;
+    for name in ["KPvK", "PvP", "KvKP", "NPvP"] {
+        let m = Material::parse(name).unwrap();
+        let canonical = m.canonical().to_string();
+        for metric in [Metric::Dtz, Metric::Dtw] {
+            let ext = if metric == Metric::Dtz { "dtz" } else { "dtw" };
+            let checkpoint = dir.path().join(format!("{canonical}.{ext}.resume"));
+            let scratch = dir.path().join(format!("{canonical}.{ext}.scratch"));
+            let stopped_at = std::sync::Mutex::new(0);
+            let first = catch_unwind(AssertUnwindSafe(|| {
+                solve(m, metric, &mem, &opts, &|p| {
+                    if p.phase == "captures" && p.group == p.groups / 2 {
+                        *stopped_at.lock().unwrap() = p.group;
+                        panic!("stopped at unit {} of {}", p.group, p.groups);
+                    }
+                })
+            }));
+            assert!(
+                first.is_err(),
+                "{name} {metric:?}: the solve was not stopped"
+            );
+            let stopped_at = *stopped_at.lock().unwrap();
+            assert!(stopped_at >= 2, "{name}: too few units ({stopped_at})");
+            assert!(
+                checkpoint.exists() && scratch.exists(),
+                "{name}: no checkpoint"
+            );
+            let first_unit = std::sync::Mutex::new(None);
+            let resumed = std::sync::Mutex::new(None);
+            let solved = solve(m, metric, &mem, &opts, &|p| {
+                if p.phase == "resumed" {
+                    *resumed.lock().unwrap() = Some(p.group);
+                }
+                if p.phase == "captures" {
+                    first_unit.lock().unwrap().get_or_insert(p.group);
+                }
+            })
+            .unwrap();
+            assert_eq!(
+                *resumed.lock().unwrap(),
+                Some(stopped_at),
+                "{name} {metric:?}"
+            );
+            assert_eq!(
+                *first_unit.lock().unwrap(),
+                Some(stopped_at),
+                "{name} {metric:?}"
+            );
+            solved.remove_resume_files();
+            assert!(
+                !checkpoint.exists() && !scratch.exists(),
+                "{name}: files left"
+            );
+            // In place of the uninterrupted solve's table (the source of later solves, which
+            // read only other tables).
+            mem.insert(solved.into_table().unwrap());
+            placements(m, &mut |pos| {
+                let v = mem.probe(&pos, metric).unwrap();
+                let expect = naive.value(&pos).expect("naive solved it");
+                let ours = if metric == Metric::Dtz {
+                    (v.wdl().to_i8(), v.signed())
+                } else {
+                    (expect.0, if v.is_draw() { 0 } else { v.signed() })
+                };
+                let want = if metric == Metric::Dtz {
+                    (expect.0, expect.1)
+                } else {
+                    (expect.0, expect.2.unwrap_or(0))
+                };
+                assert_eq!(ours, want, "{name} {metric:?} {pos}");
+                checked += 1;
+            });
+        }
+    }
+    println!("{checked} positions of resumed solves checked against the naive solver");
+    assert!(checked > 100_000);
 }

@@ -4,9 +4,9 @@
 use super::metrics;
 use super::source::DecodedTables;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
-use crate::r#gen::IN_MEMORY_SLOTS;
+use crate::r#gen::{IN_MEMORY_SLOTS, UNIT_SLOTS};
 use crate::store::{DTW_VALUES_PER_BLOCK, SECTION_VALUES};
-use crate::table::{Index, Material, Metric};
+use crate::table::{FRAME, Index, Material, Metric};
 use std::collections::HashMap;
 
 /// The resources one table's build needs, estimated before it starts.
@@ -42,7 +42,7 @@ pub struct Estimate {
     pub disk: u64,
     /// Slot visits (2 sides × slots × metrics): the unit of progress and time estimates.
     pub work: u64,
-    /// Estimated single-core CPU seconds of the build (see [`cpu_seconds`]).
+    /// Estimated single-core CPU seconds of the build ([`NS_PER_SLOT_VISIT`] per slot visit).
     pub cpu_seconds: f64,
 }
 
@@ -77,7 +77,18 @@ pub fn estimate_with(
     let disk: u64 = metrics(dtw).iter().map(|&m| file(m)).sum();
     let in_memory = if n <= IN_MEMORY_SLOTS { 2 * n * 2 } else { 0 };
     let exact = 3 * in_memory;
-    let solver = 2 * n + 2 * n / 8 + 2 * n / 4 + exact;
+    // The unit being solved: the whole table without pawns; with pawns a batch of pawn
+    // configurations of at most `UNIT_SLOTS` slots (never less than one configuration).
+    let (unit, filling) = if m.has_pawns() && n > UNIT_SLOTS {
+        let cs = Index::new(m).rest_size();
+        // Configurations smaller than a frame of the exact store share frames with others
+        // solved at other times: in the worst case every frame is filling, 2 bytes a slot.
+        let filling = if cs < FRAME { 2 * n * 2 } else { 0 };
+        (n.min(UNIT_SLOTS.max(cs)), filling)
+    } else {
+        (n, 0)
+    };
+    let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling;
     let section = n.min(SECTION_VALUES);
     let largest = if dtw { file(Metric::Dtw) } else { 0 };
     let writing =
@@ -90,30 +101,35 @@ pub fn estimate_with(
             if s <= DecodedTables::MAX_SLOTS {
                 2 * 2 * s
             } else {
-                2 * SOURCE_CACHE_BLOCKS as u64 * block
+                // A block cache holds at most the table itself.
+                2 * (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
             }
         })
         .sum();
     let metrics = if dtw { 2 } else { 1 };
+    let work = 2 * n * metrics;
     Estimate {
         material: m,
         slots: n,
         memory: solver.max(writing) + cache + BASE_MEMORY,
         disk,
-        work: 2 * n * metrics,
-        cpu_seconds: cpu_seconds(2 * n * metrics),
+        work,
+        cpu_seconds: cpu_seconds(m, work),
     }
 }
 
-/// Single-core nanoseconds per slot visit (2 sides × slots × metrics): user CPU time of one
-/// table built alone, measured on 4-piece tables (KQvRB 233 ns, KRvKN 221, KBvKP 293,
-/// KRvKP 281, KNvPP 147) on a shared 2-core machine, rounded up. A rough guide: the solver's
-/// speed changes with its code, and tables with long wins take more levels.
-pub const NS_PER_SLOT_VISIT: f64 = 300.0;
+/// Single-core nanoseconds per slot visit (2 sides × slots × metrics) by piece count: the user
+/// and system CPU time of `antitb generate` (2 threads, WDL+DTZ) over its slot visits, measured
+/// on a shared 2-core machine: the whole ≤4-piece set in one run (1 875 s for 2.86·10⁹
+/// visits: 656 ns), and per table with `--report` for 5 pieces (KKKKvB, KKKKvK, KKKKvN,
+/// KKKKvQ, KKKKvR, KKKKvP, NNNvNN: 693 to 997 ns, mean 794) and 6 pieces (KKKKKvB, KKKKKvK,
+/// KKKKKvN, KKKKKvQ, KKKKKvR, KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073). Tables with long
+/// wins take more levels, so single tables stray from these by up to half.
+pub const NS_PER_SLOT_VISIT: [f64; 8] = [656.0, 656.0, 656.0, 656.0, 656.0, 794.0, 1073.0, 1300.0];
 
-/// Estimated single-core CPU seconds for `work` slot visits.
-pub fn cpu_seconds(work: u64) -> f64 {
-    work as f64 * NS_PER_SLOT_VISIT * 1e-9
+/// Estimated single-core CPU seconds of `work` slot visits of `m`.
+pub fn cpu_seconds(m: Material, work: u64) -> f64 {
+    work as f64 * NS_PER_SLOT_VISIT[m.count().min(7)] * 1e-9
 }
 
 /// The tables the solver of `m` reads: those one capture or promotion away and (through

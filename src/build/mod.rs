@@ -36,7 +36,7 @@ pub use source::DecodedTables;
 pub use system::{Measured, free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
-use crate::r#gen::{GenError, Progress, SolveOptions, solve};
+use crate::r#gen::{GenError, IN_MEMORY_SLOTS, Progress, SolveOptions, solve};
 use crate::probe::{ProbeError, Tablebase};
 use crate::store::{StoreError, StoreOptions, write_table};
 use crate::table::{Material, Metric};
@@ -66,6 +66,8 @@ pub struct BuildOptions {
     /// stale temporary files are removed: on a shared file system, another machine's live
     /// writer cannot be told from a dead one.
     pub only_targets: bool,
+    /// Least time between two checkpoints of a resumable table ([`SolveOptions::resume`]).
+    pub checkpoint_every: Duration,
 }
 
 impl BuildOptions {
@@ -80,6 +82,7 @@ impl BuildOptions {
             memory_limit: None,
             check_disk: true,
             only_targets: false,
+            checkpoint_every: SolveOptions::default().checkpoint_every,
         }
     }
 }
@@ -338,7 +341,7 @@ pub fn build(
         .map(|(m, metrics)| {
             let mut e = estimate_with(*m, opts.dtw, &mut sizes);
             e.work = 2 * e.slots * metrics.len() as u64;
-            e.cpu_seconds = estimate::cpu_seconds(e.work);
+            e.cpu_seconds = estimate::cpu_seconds(e.material, e.work);
             e
         })
         .collect();
@@ -389,9 +392,13 @@ pub fn build(
             decoded
                 .preload(&needed, metric)
                 .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;
-            // The solver's scratch file (large tables) lies beside the output.
+            // The solver's scratch file (large tables) lies beside the output. A large table
+            // with pawns is resumable: a run killed in it starts again after the last unit
+            // (batch of pawn configurations) checkpointed, at most a minute before.
             let solve_opts = SolveOptions {
                 scratch: opts.dir.clone(),
+                resume: e.slots > IN_MEMORY_SLOTS,
+                checkpoint_every: opts.checkpoint_every,
                 ..SolveOptions::default()
             };
             let table = solve(m, metric, &decoded, &solve_opts, &|p| {
@@ -406,6 +413,7 @@ pub fn build(
             for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
                 bytes += stats.file_len;
             }
+            table.remove_resume_files();
         }
         report.bytes_written += bytes;
         report.built.push(m);

@@ -4,7 +4,7 @@
 //! submission from it). Each table is one job, `antitb generate MATERIAL`, which may start once
 //! the jobs of its dependencies are done (DESIGN.md, "Beyond one machine").
 //!
-//! Time estimates are single-core seconds: [`NS_PER_SLOT_VISIT`] times the slot visits of the
+//! Time estimates are single-core seconds: [`NS_PER_SLOT_VISIT`] (by piece count) times the slot visits of the
 //! table ([`Estimate::work`]); a table's solver and writer use every core given, so divide by
 //! the threads of a job. Memory is [`Estimate::memory`] (see [`crate::build::estimate`]).
 

@@ -60,6 +60,10 @@ pub struct GenerateArgs {
     /// memory beside their estimates, bytes written (for calibrating plans)
     #[arg(long)]
     report: Option<PathBuf>,
+    /// Least seconds between checkpoints of a large table with pawns, from which a killed run
+    /// resumes (after the last batch of pawn configurations checkpointed)
+    #[arg(long, default_value_t = 60)]
+    checkpoint_every: u64,
 }
 
 /// The most pieces `generate` accepts (6-piece tables need up to about 20 GB of memory; the
@@ -268,6 +272,7 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
         memory_limit,
         check_disk: !args.no_disk_check,
         only_targets: args.no_deps,
+        checkpoint_every: Duration::from_secs(args.checkpoint_every),
     };
     let quiet = args.quiet;
     let tty = std::io::stderr().is_terminal();
@@ -370,6 +375,21 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                         p.group + 1,
                         p.groups
                     ),
+                    "resumed" => {
+                        let msg = format!(
+                            "{}: {} resumed after pawn group {}/{} (a checkpoint of an earlier run)",
+                            p.material,
+                            metric_name(p.metric),
+                            p.group,
+                            p.groups
+                        );
+                        if lines {
+                            eprintln!("{msg}");
+                        } else {
+                            bar.println(msg);
+                        }
+                        format!("{} resumed", metric_name(p.metric))
+                    }
                     ph => format!("{} {ph}", metric_name(p.metric)),
                 };
                 // Captures take about a third of a table; the groups share the rest.

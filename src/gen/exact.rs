@@ -15,8 +15,22 @@
 //!
 //! The scratch file's layout depends on which thread finished a frame first; what is read back
 //! does not, so the tables written from here are the same for any number of threads.
+//!
+//! # Resume
+//! A *resumable* store ([`ExactStore::resumable`]) keeps its scratch file under a fixed name
+//! (`NAME.scratch`) and, at [`ExactStore::checkpoint`], writes beside it `NAME.resume`: the
+//! frame table (where each sealed frame lies in the scratch file; the values of frames still
+//! filling), the scratch file's length and how many units are done, under a key naming the
+//! table, metric and solver parameters, closed by a SHA-256. The scratch file is synced
+//! first and the checkpoint written to a temporary name and renamed, so a process killed at any
+//! moment leaves either the previous checkpoint or the new one, each consistent with the scratch
+//! file's first bytes. [`ExactStore::resume`] reopens both; anything that does not match
+//! (another key, a damaged or truncated file) starts the table over. Both files stay when the
+//! process dies or the solve fails, and are removed by [`ExactStore::remove_resume_files`] once
+//! the table's files are written.
 
 use crate::table::{FRAME, Value};
+use sha2::{Digest, Sha256};
 use std::fmt;
 use std::fs::File;
 use std::io;
@@ -45,18 +59,25 @@ const CHUNK: usize = 4096;
 /// Chunks a [`FrameCache`] holds per side (direct-mapped by chunk number).
 const CACHED_CHUNKS: usize = 16;
 
-/// The scratch file behind an [`ExactStore`], removed when the store is dropped.
+/// The scratch file behind an [`ExactStore`], removed when the store is dropped (unless the
+/// store is resumable: then `checkpoint` is the path of its checkpoint file).
 struct Scratch {
     file: File,
     path: PathBuf,
     end: AtomicU64,
+    checkpoint: Option<PathBuf>,
 }
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.path);
+        if self.checkpoint.is_none() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
+
+/// First bytes of a checkpoint file.
+const RESUME_MAGIC: &[u8; 16] = b"antitb-resume-1\n";
 
 /// Exact values of a table's solved slots, by side and index (module doc).
 pub struct ExactStore {
@@ -96,12 +117,6 @@ impl ExactStore {
     /// A store for `size` slots per side; large tables spill compressed frames to a scratch
     /// file `name` in `dir` (created now, removed on drop).
     pub fn new(size: u64, dir: &Path, name: &str) -> Result<ExactStore, ScratchError> {
-        let n = size.div_ceil(FRAME) as usize;
-        let frames = || {
-            (0..n)
-                .map(|_| Mutex::new(Frame::Filling(Vec::new(), 0)))
-                .collect()
-        };
         let scratch = if size > IN_MEMORY_SLOTS {
             let path = dir.join(name);
             let file = File::options()
@@ -115,15 +130,163 @@ impl ExactStore {
                 file,
                 path,
                 end: AtomicU64::new(0),
+                checkpoint: None,
             })
         } else {
             None
         };
         Ok(ExactStore {
             size,
-            frames: [frames(), frames()],
+            frames: empty_frames(size),
             scratch,
         })
+    }
+
+    /// A resumable store (module doc) for `size` slots per side: its frames always go to the
+    /// scratch file `dir/NAME.scratch` (created empty now), checkpoints to `dir/NAME.resume`.
+    pub fn resumable(size: u64, dir: &Path, name: &str) -> Result<ExactStore, ScratchError> {
+        let (path, checkpoint) = resume_paths(dir, name);
+        let _ = std::fs::remove_file(&checkpoint);
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        Ok(ExactStore::with_scratch(
+            size,
+            empty_frames(size),
+            Scratch {
+                file,
+                path,
+                end: AtomicU64::new(0),
+                checkpoint: Some(checkpoint),
+            },
+        ))
+    }
+
+    fn with_scratch(size: u64, frames: [Vec<Mutex<Frame>>; 2], scratch: Scratch) -> ExactStore {
+        ExactStore {
+            size,
+            frames,
+            scratch: Some(scratch),
+        }
+    }
+
+    /// The store a checkpoint of `dir/NAME` left, with the number of units it had done, if
+    /// there is one whose key is `key` and whose files are intact; `None` otherwise (and any
+    /// such files are removed).
+    pub fn resume(
+        size: u64,
+        dir: &Path,
+        name: &str,
+        key: &str,
+    ) -> Result<Option<(ExactStore, u64)>, ScratchError> {
+        let (path, checkpoint) = resume_paths(dir, name);
+        let Ok(bytes) = std::fs::read(&checkpoint) else {
+            let _ = std::fs::remove_file(&path);
+            return Ok(None);
+        };
+        let parsed = parse_checkpoint(&bytes, size, key);
+        let file = File::options().read(true).write(true).open(&path);
+        match (parsed, file) {
+            (Some((frames, units, end)), Ok(file))
+                if file.metadata().is_ok_and(|m| m.len() >= end) =>
+            {
+                file.set_len(end).map_err(|e| io_err(&path, e))?;
+                let scratch = Scratch {
+                    file,
+                    path,
+                    end: AtomicU64::new(end),
+                    checkpoint: Some(checkpoint),
+                };
+                Ok(Some((
+                    ExactStore::with_scratch(size, frames, scratch),
+                    units,
+                )))
+            }
+            _ => {
+                let _ = std::fs::remove_file(&checkpoint);
+                let _ = std::fs::remove_file(&path);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Record that `units` units are done (module doc): the state of every frame, under `key`.
+    /// Call between units, with no `put` in progress. A store that is not resumable does nothing.
+    pub fn checkpoint(&self, key: &str, units: u64) -> Result<(), ScratchError> {
+        let Some(s) = &self.scratch else {
+            return Ok(());
+        };
+        let Some(checkpoint) = &s.checkpoint else {
+            return Ok(());
+        };
+        s.file.sync_data().map_err(|e| io_err(&s.path, e))?;
+        let mut out = Vec::new();
+        out.extend_from_slice(RESUME_MAGIC);
+        out.extend_from_slice(&(key.len() as u32).to_le_bytes());
+        out.extend_from_slice(key.as_bytes());
+        out.extend_from_slice(&self.size.to_le_bytes());
+        out.extend_from_slice(&units.to_le_bytes());
+        out.extend_from_slice(&s.end.load(Relaxed).to_le_bytes());
+        for side in &self.frames {
+            for frame in side {
+                match &*frame.lock().expect("frame lock") {
+                    Frame::Filling(buf, _) if buf.is_empty() => out.push(0),
+                    Frame::Filling(buf, filled) => {
+                        out.push(1);
+                        out.extend_from_slice(&filled.to_le_bytes());
+                        let bytes: Vec<u8> = buf.iter().flat_map(|v| v.to_le_bytes()).collect();
+                        let z =
+                            zstd::bulk::compress(&bytes, 1).map_err(|e| io_err(checkpoint, e))?;
+                        out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+                        out.extend_from_slice(&(z.len() as u32).to_le_bytes());
+                        out.extend_from_slice(&z);
+                    }
+                    Frame::Disk { offset, lens } => {
+                        out.push(2);
+                        out.extend_from_slice(&offset.to_le_bytes());
+                        out.extend_from_slice(&(lens.len() as u32).to_le_bytes());
+                        for l in lens.iter() {
+                            out.extend_from_slice(&l.to_le_bytes());
+                        }
+                    }
+                    Frame::Memory(_) => {
+                        return Err(self.fault("a resumable store holds a frame in memory".into()));
+                    }
+                }
+            }
+        }
+        let digest = Sha256::digest(&out);
+        out.extend_from_slice(&digest);
+        let mut tmp = checkpoint.clone().into_os_string();
+        tmp.push(".tmp");
+        let tmp = PathBuf::from(tmp);
+        let write = || -> io::Result<()> {
+            let mut f = File::create(&tmp)?;
+            io::Write::write_all(&mut f, &out)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, checkpoint)
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io_err(checkpoint, e)
+        })
+    }
+
+    /// Remove a resumable store's scratch and checkpoint files (the table is written).
+    pub fn remove_resume_files(&self) {
+        if let Some(Scratch {
+            path,
+            checkpoint: Some(c),
+            ..
+        }) = &self.scratch
+        {
+            let _ = std::fs::remove_file(c);
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     /// An error of the store's own bookkeeping (a bug, reported rather than a panic).
@@ -285,6 +448,112 @@ impl ExactStore {
     /// Number of frames per side.
     pub fn frames(&self) -> usize {
         self.frames[0].len()
+    }
+}
+
+/// Both sides' frames of a store of `size` slots per side, all empty.
+fn empty_frames(size: u64) -> [Vec<Mutex<Frame>>; 2] {
+    let n = size.div_ceil(FRAME) as usize;
+    let frames = || {
+        (0..n)
+            .map(|_| Mutex::new(Frame::Filling(Vec::new(), 0)))
+            .collect()
+    };
+    [frames(), frames()]
+}
+
+/// `dir/NAME.scratch` and `dir/NAME.resume`.
+fn resume_paths(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("{name}.scratch")),
+        dir.join(format!("{name}.resume")),
+    )
+}
+
+/// The frames, units done and scratch length of a checkpoint file, if it is intact and its key
+/// and size are these.
+#[allow(clippy::type_complexity)]
+fn parse_checkpoint(
+    bytes: &[u8],
+    size: u64,
+    key: &str,
+) -> Option<([Vec<Mutex<Frame>>; 2], u64, u64)> {
+    let body_len = bytes.len().checked_sub(32)?;
+    let (body, digest) = bytes.split_at(body_len);
+    if Sha256::digest(body).as_slice() != digest {
+        return None;
+    }
+    let mut r = Reader(body);
+    if r.take(16)? != RESUME_MAGIC {
+        return None;
+    }
+    let key_len = r.u32()? as usize;
+    if r.take(key_len)? != key.as_bytes() || r.u64()? != size {
+        return None;
+    }
+    let units = r.u64()?;
+    let end = r.u64()?;
+    let n = size.div_ceil(FRAME);
+    let mut sides: [Vec<Mutex<Frame>>; 2] = [Vec::new(), Vec::new()];
+    for side in &mut sides {
+        for f in 0..n {
+            let len = (size - f * FRAME).min(FRAME) as usize;
+            let frame = match r.take(1)?[0] {
+                0 => Frame::Filling(Vec::new(), 0),
+                1 => {
+                    let filled = r.u64()?;
+                    let raw = r.u32()? as usize;
+                    let zlen = r.u32()? as usize;
+                    let bytes = zstd::bulk::decompress(r.take(zlen)?, raw).ok()?;
+                    if bytes.len() != 2 * len || filled >= len as u64 {
+                        return None;
+                    }
+                    let buf = bytes
+                        .chunks_exact(2)
+                        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+                        .collect();
+                    Frame::Filling(buf, filled)
+                }
+                2 => {
+                    let offset = r.u64()?;
+                    let count = r.u32()? as usize;
+                    if count != len.div_ceil(CHUNK) {
+                        return None;
+                    }
+                    let lens: Box<[u32]> = (0..count).map(|_| r.u32()).collect::<Option<_>>()?;
+                    let total: u64 = lens.iter().map(|&l| u64::from(l)).sum();
+                    if offset.checked_add(total)? > end {
+                        return None;
+                    }
+                    Frame::Disk { offset, lens }
+                }
+                _ => return None,
+            };
+            side.push(Mutex::new(frame));
+        }
+    }
+    r.0.is_empty().then_some((sides, units, end))
+}
+
+/// Little-endian fields read off the front of a byte slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
     }
 }
 

@@ -40,7 +40,7 @@ mod solve;
 
 pub use exact::{IN_MEMORY_SLOTS, ScratchError};
 pub use memory::{LookupError, MemoryTables};
-pub use solve::{Progress, SolveOptions, Solved, generate, solve};
+pub use solve::{Progress, SolveOptions, Solved, UNIT_SLOTS, generate, solve};
 
 use crate::rules::Position;
 use crate::table::{MAX_DISTANCE, Material, Metric, Value};

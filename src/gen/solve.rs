@@ -22,6 +22,7 @@ use super::exact::{ExactStore, FrameCache, ScratchError};
 use super::{GenError, TableSource};
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Color, MoveList, Position, Role, Square};
+use crate::table::index::INDEX_SCHEME;
 use crate::table::{
     FRAME, Index, LeadCache, MAX_DISTANCE, Material, Metric, NOT_STORED, Placement, Table,
     TableValues, Value, resolve,
@@ -32,6 +33,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
 
 /// Slots per parallel work item (a multiple of 64).
 const CHUNK: u64 = 4096;
@@ -210,6 +212,10 @@ pub struct Progress {
     pub level: u32,
 }
 
+/// Most slots per side in one unit of a table with pawns, by default: the unit's state bytes,
+/// quiet bits and frontier take about 2.75 bytes a slot, 2.9 GB.
+pub const UNIT_SLOTS: u64 = 1 << 30;
+
 /// How a table is solved.
 #[derive(Clone, Debug)]
 pub struct SolveOptions {
@@ -220,14 +226,26 @@ pub struct SolveOptions {
     /// Distances held exactly (default: as many as a byte holds); small values exercise the
     /// window shifts in tests.
     pub window: Option<u32>,
+    /// Make a table with more than one unit resumable: its exact values go to
+    /// `scratch/M.EXT.scratch`, checkpointed in `M.EXT.resume` after a unit when
+    /// [`SolveOptions::checkpoint_every`] has passed since the last one, and a solve that finds
+    /// a matching checkpoint starts after the units it records (the exact store's module doc,
+    /// "Resume").
+    /// The caller removes the files once the table is written ([`Solved::remove_resume_files`]).
+    pub resume: bool,
+    /// Least time between two checkpoints (each syncs the scratch file and writes the frame
+    /// table).
+    pub checkpoint_every: Duration,
 }
 
 impl Default for SolveOptions {
     fn default() -> SolveOptions {
         SolveOptions {
             scratch: std::env::temp_dir(),
-            unit_slots: 1 << 30,
+            unit_slots: UNIT_SLOTS,
             window: None,
+            resume: false,
+            checkpoint_every: Duration::from_secs(60),
         }
     }
 }
@@ -259,6 +277,12 @@ impl Solved {
     /// Frames per side ([`FRAME`] slots each, the last one shorter).
     pub fn frames(&self) -> usize {
         self.store.frames()
+    }
+
+    /// Remove the resume files of a resumable solve (once the table's files are written); a
+    /// solve that was not resumable has none.
+    pub fn remove_resume_files(&self) {
+        self.store.remove_resume_files();
     }
 
     /// The whole table in memory.
@@ -311,14 +335,31 @@ pub fn solve<S: TableSource + ?Sized>(
 ) -> Result<Solved, GenError<S::Error>> {
     let material = material.canonical();
     let index = Index::new(material);
-    // Named like the writer's temporaries (`M.<kind>.tmp.<pid>`), so a build removes those
-    // of a killed run.
-    let name = format!(
-        "{material}.exact.{}.tmp.{}",
+    let units = units(&index, material, opts);
+    let resumable = opts.resume && units.len() > 1;
+    // What a checkpoint must match to be resumed: the table, the metric, the index and the units.
+    let key = format!(
+        "{material} {} index scheme {INDEX_SCHEME} size {} units {} of at most {} slots",
         metric.extension(),
-        std::process::id()
+        index.size(),
+        units.len(),
+        opts.unit_slots
     );
-    let store = ExactStore::new(index.size(), &opts.scratch, &name)?;
+    let stem = format!("{material}.{}", metric.extension());
+    let (store, done) = if resumable {
+        match ExactStore::resume(index.size(), &opts.scratch, &stem, &key)? {
+            Some((store, done)) => (store, done as usize),
+            None => (
+                ExactStore::resumable(index.size(), &opts.scratch, &stem)?,
+                0,
+            ),
+        }
+    } else {
+        // Named like the writer's temporaries (`M.<kind>.tmp.<pid>`), so a build removes those
+        // of a killed run.
+        let name = format!("{stem}.exact.tmp.{}", std::process::id());
+        (ExactStore::new(index.size(), &opts.scratch, &name)?, 0)
+    };
     let table = TableSolve {
         index: &index,
         material,
@@ -327,8 +368,6 @@ pub fn solve<S: TableSource + ?Sized>(
         store: &store,
         opts,
     };
-    let units = table.units();
-    table.put_mirror_configs()?;
     let report = |phase, group, level| {
         progress(&Progress {
             material,
@@ -339,7 +378,13 @@ pub fn solve<S: TableSource + ?Sized>(
             level,
         });
     };
-    for (u, unit) in units.iter().enumerate() {
+    if done == 0 {
+        table.put_mirror_configs()?;
+    } else {
+        report("resumed", done, 0);
+    }
+    let mut last_checkpoint = Instant::now();
+    for (u, unit) in units.iter().enumerate().skip(done) {
         report("captures", u, 0);
         let mut s = UnitSolver::new(&table, unit);
         s.init()?;
@@ -348,6 +393,11 @@ pub fn solve<S: TableSource + ?Sized>(
         s.init_frontier();
         s.levels(&|level| report("levels", u, level))?;
         s.finish()?;
+        drop(s);
+        if resumable && u + 1 < units.len() && last_checkpoint.elapsed() >= opts.checkpoint_every {
+            store.checkpoint(&key, (u + 1) as u64)?;
+            last_checkpoint = Instant::now();
+        }
     }
     report("done", units.len(), 0);
     Ok(Solved {
@@ -385,48 +435,49 @@ impl Unit {
     }
 }
 
-impl<S: TableSource + ?Sized> TableSolve<'_, S> {
-    /// The units, in the order they are solved (module doc).
-    fn units(&self) -> Vec<Unit> {
-        if !self.material.has_pawns() {
-            return vec![Unit {
-                starts: vec![0],
-                block_len: self.index.size(),
-            }];
-        }
-        let cs = self.index.rest_size();
-        let mut by_adv: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
-        for c in 0..self.index.lead_count() {
-            if let Some(pawns) = self.index.config_pawns(c) {
-                let adv: u32 = pawns
-                    .iter()
-                    .map(|&(col, sq)| {
-                        if col.is_white() {
-                            sq.rank()
-                        } else {
-                            7 - sq.rank()
-                        }
-                    })
-                    .sum();
-                by_adv.entry(adv).or_default().push(c * cs);
-            }
-        }
-        let per_unit = (self.opts.unit_slots / cs).max(1) as usize;
-        by_adv
-            .into_values()
-            .rev()
-            .flat_map(|starts| {
-                starts
-                    .chunks(per_unit)
-                    .map(|c| Unit {
-                        starts: c.to_vec(),
-                        block_len: cs,
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+/// The units of `material` (canonical, with its `index`), in the order they are solved (module
+/// doc).
+fn units(index: &Index, material: Material, opts: &SolveOptions) -> Vec<Unit> {
+    if !material.has_pawns() {
+        return vec![Unit {
+            starts: vec![0],
+            block_len: index.size(),
+        }];
     }
+    let cs = index.rest_size();
+    let mut by_adv: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for c in 0..index.lead_count() {
+        if let Some(pawns) = index.config_pawns(c) {
+            let adv: u32 = pawns
+                .iter()
+                .map(|&(col, sq)| {
+                    if col.is_white() {
+                        sq.rank()
+                    } else {
+                        7 - sq.rank()
+                    }
+                })
+                .sum();
+            by_adv.entry(adv).or_default().push(c * cs);
+        }
+    }
+    let per_unit = (opts.unit_slots / cs).max(1) as usize;
+    by_adv
+        .into_values()
+        .rev()
+        .flat_map(|starts| {
+            starts
+                .chunks(per_unit)
+                .map(|c| Unit {
+                    starts: c.to_vec(),
+                    block_len: cs,
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
 
+impl<S: TableSource + ?Sized> TableSolve<'_, S> {
     /// Pawn configurations that are not canonical (their mirror image has the smaller number)
     /// are in no unit: their slots are no position, stored as such.
     fn put_mirror_configs(&self) -> Result<(), ScratchError> {
