@@ -68,6 +68,25 @@ struct Scratch {
     checkpoint: Option<PathBuf>,
 }
 
+impl Scratch {
+    /// An empty scratch file at `path` (truncated if it exists).
+    fn create(path: PathBuf, checkpoint: Option<PathBuf>) -> Result<Scratch, ScratchError> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .map_err(|e| io_err(&path, e))?;
+        Ok(Scratch {
+            file,
+            path,
+            end: AtomicU64::new(0),
+            checkpoint,
+        })
+    }
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         if self.checkpoint.is_none() {
@@ -118,20 +137,7 @@ impl ExactStore {
     /// file `name` in `dir` (created now, removed on drop).
     pub fn new(size: u64, dir: &Path, name: &str) -> Result<ExactStore, ScratchError> {
         let scratch = if size > IN_MEMORY_SLOTS {
-            let path = dir.join(name);
-            let file = File::options()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&path)
-                .map_err(|e| io_err(&path, e))?;
-            Some(Scratch {
-                file,
-                path,
-                end: AtomicU64::new(0),
-                checkpoint: None,
-            })
+            Some(Scratch::create(dir.join(name), None)?)
         } else {
             None
         };
@@ -147,23 +153,8 @@ impl ExactStore {
     pub fn resumable(size: u64, dir: &Path, name: &str) -> Result<ExactStore, ScratchError> {
         let (path, checkpoint) = resume_paths(dir, name);
         let _ = std::fs::remove_file(&checkpoint);
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&path)
-            .map_err(|e| io_err(&path, e))?;
-        Ok(ExactStore::with_scratch(
-            size,
-            empty_frames(size),
-            Scratch {
-                file,
-                path,
-                end: AtomicU64::new(0),
-                checkpoint: Some(checkpoint),
-            },
-        ))
+        let scratch = Scratch::create(path, Some(checkpoint))?;
+        Ok(ExactStore::with_scratch(size, empty_frames(size), scratch))
     }
 
     fn with_scratch(size: u64, frames: [Vec<Mutex<Frame>>; 2], scratch: Scratch) -> ExactStore {
