@@ -58,9 +58,21 @@ fn prove_writes_a_proof_that_check_proof_accepts() {
     );
     assert!(stdout(&o).contains("depth 32 plies"), "{}", stdout(&o));
 
-    // The same with SAN and move numbers.
+    // The same with SAN and move numbers, and on two threads.
     let o = antitb(&["prove", "--moves", "1. a4 d6", "--memory", "8", "-q"]);
     assert_eq!(stdout(&o).lines().next(), Some("win"));
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "a2a4 d7d6",
+        "--memory",
+        "8",
+        "--threads",
+        "2",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).lines().next(), Some("win"), "{}", stdout(&o));
 
     // Remove the defender's only reply at node 1: rejected, naming node 1.
     let damaged = text
@@ -184,6 +196,8 @@ fn budgets_and_bad_input() {
         vec!["prove", "--moves", "e2e4", "--time", "0"],
         vec!["prove", "--moves", "e2e4", "--memory", "0"],
         vec!["prove", "--moves", "e2e4", "--memory", "100000000000", "-q"],
+        vec!["prove", "--moves", "e2e4", "--threads", "0"],
+        vec!["prove", "--moves", "e2e4", "--threads", "65"],
         vec![
             "prove",
             "--moves",

@@ -31,6 +31,10 @@ pub struct ProveArgs {
     /// Transposition table size in MB
     #[arg(long = "memory", value_name = "MEMORY", default_value_t = 256)]
     memory_mb: u64,
+    /// Threads searching together over one transposition table (1 to 64; the answer is the
+    /// same for any number, node counts and proofs may differ)
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
     /// Write the proof (win or loss) to this file
     #[arg(long)]
     proof: Option<PathBuf>,
@@ -131,6 +135,12 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
+    if !(1..=64).contains(&args.threads) {
+        return Err(format!(
+            "--threads must be between 1 and 64, not {}",
+            args.threads
+        ));
+    }
     if args.max_nodes == Some(0) {
         return Err("--max-nodes must be at least 1".to_string());
     }
@@ -155,16 +165,19 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
         max_nodes: args.max_nodes,
         time,
         memory,
+        threads: args.threads,
         stop: Some(stop.clone()),
         ..Options::default()
     };
     if !args.quiet {
         eprintln!(
-            "proving for {} to move: {}; tables up to {} pieces; {} MB transposition table",
+            "proving for {} to move: {}; tables up to {} pieces; {} MB transposition table; {} thread{}",
             color_name(root.turn()),
             root,
             oracle.max_pieces(),
-            args.memory_mb
+            args.memory_mb,
+            args.threads,
+            if args.threads == 1 { "" } else { "s" }
         );
     }
     let quiet = args.quiet;

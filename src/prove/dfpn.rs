@@ -21,7 +21,7 @@ use super::path::Path;
 use super::tt::{CAP, Entry, INF, NO_MOVE, Tt};
 use super::{MoveStatus, Options, Oracle, Progress, ProveError, fits_tables};
 use crate::rules::{Color, Move, Position};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::Instant;
 
 /// Proof and disproof number of a node, for the prover.
@@ -70,10 +70,61 @@ pub(super) struct Budget {
     pub deadline: Option<Instant>,
 }
 
+/// What the threads of a parallel search share besides the transposition table.
+pub(super) struct Shared {
+    /// Set by the main thread when its search returns: helpers stop.
+    pub stop: AtomicBool,
+    /// Set by a helper that solved the root: the main thread stops and reads its result.
+    pub root_done: AtomicBool,
+    /// Nodes the helpers have expanded (added every 1024 nodes), for the budget and progress.
+    helper_nodes: AtomicU64,
+    /// How many threads are searching below each position (by key hash; collisions only cost
+    /// diversity). A thread choosing a child prefers those no other thread is in.
+    busy: Box<[AtomicU8]>,
+}
+
+/// Entries of [`Shared::busy`] (a power of two).
+const BUSY: usize = 1 << 16;
+
+impl Shared {
+    pub fn new() -> Shared {
+        Shared {
+            stop: AtomicBool::new(false),
+            root_done: AtomicBool::new(false),
+            helper_nodes: AtomicU64::new(0),
+            busy: (0..BUSY).map(|_| AtomicU8::new(0)).collect(),
+        }
+    }
+
+    /// Ready for a new parallel search (no thread is in one).
+    pub fn reset(&self) {
+        self.stop.store(false, Ordering::Relaxed);
+        self.root_done.store(false, Ordering::Relaxed);
+        self.helper_nodes.store(0, Ordering::Relaxed);
+    }
+
+    #[inline]
+    fn busy_slot(&self, key: u64) -> &AtomicU8 {
+        &self.busy[(key >> 48) as usize & (BUSY - 1)]
+    }
+
+    #[inline]
+    fn is_busy(&self, key: u64) -> bool {
+        self.busy_slot(key).load(Ordering::Relaxed) != 0
+    }
+}
+
 /// One df-pn search: the table, the tables' oracle, the path, counters and budget. Proof
 /// extraction and the disproof certificate search again through it where the table falls short.
+/// A parallel search runs one per thread over one table (`lane` 0 is the main thread).
 pub(super) struct Searcher<'a> {
-    pub tt: Tt,
+    pub tt: &'a Tt,
+    /// This thread's number, for the table's counters; 0 for the main thread.
+    lane: usize,
+    /// Shared with the other threads while a parallel search runs (`None` otherwise).
+    pub shared: Option<&'a Shared>,
+    /// Helpers: nodes already added to [`Shared::helper_nodes`].
+    flushed: u64,
     oracle: &'a dyn Oracle,
     max_pieces: u32,
     opts: &'a Options,
@@ -103,14 +154,21 @@ pub(super) struct Searcher<'a> {
 }
 
 impl<'a> Searcher<'a> {
+    /// A searcher over `tt` for thread `lane` (0: the main thread, the only one that reports
+    /// progress and keeps the budget).
     pub fn new(
+        tt: &'a Tt,
+        lane: usize,
         oracle: &'a dyn Oracle,
         opts: &'a Options,
         progress: &'a mut (dyn FnMut(&Progress) + Send),
-    ) -> Result<Searcher<'a>, ProveError> {
+    ) -> Searcher<'a> {
         let start = Instant::now();
-        Ok(Searcher {
-            tt: Tt::with_bytes(opts.memory).map_err(ProveError::Memory)?,
+        Searcher {
+            tt,
+            lane,
+            shared: None,
+            flushed: 0,
             oracle,
             max_pieces: oracle.max_pieces(),
             opts,
@@ -131,7 +189,12 @@ impl<'a> Searcher<'a> {
             probes: 0,
             root_numbers: Numbers::FRESH,
             root_moves: Vec::new(),
-        })
+        }
+    }
+
+    /// The table, the oracle and the options, for helper threads' searchers.
+    pub fn parts(&self) -> (&'a Tt, &'a dyn Oracle, &'a Options) {
+        (self.tt, self.oracle, self.opts)
     }
 
     /// Time since the searcher was made.
@@ -154,13 +217,16 @@ impl<'a> Searcher<'a> {
 
     /// Store numbers for the position with Zobrist key `key`.
     pub fn store(&mut self, key: u64, numbers: Numbers, work: u32, best: u16) {
-        self.tt.put(Entry {
-            key: key ^ self.prover_word,
-            pn: numbers.pn,
-            dn: numbers.dn,
-            work,
-            best,
-        });
+        self.tt.put(
+            Entry {
+                key: key ^ self.prover_word,
+                pn: numbers.pn,
+                dn: numbers.dn,
+                work,
+                best,
+            },
+            self.lane,
+        );
     }
 
     /// Forget what the table says about `key` (its proof or disproof is not to be trusted).
@@ -175,7 +241,25 @@ impl<'a> Searcher<'a> {
             return;
         }
         self.next_check = self.nodes + 1024;
-        if self.nodes >= self.budget.max_nodes {
+        let mut total = self.nodes;
+        if let Some(shared) = self.shared {
+            if self.lane > 0 {
+                // A helper: report its nodes, stop when the main thread says so.
+                shared
+                    .helper_nodes
+                    .fetch_add(self.nodes - self.flushed, Ordering::Relaxed);
+                self.flushed = self.nodes;
+                if shared.stop.load(Ordering::Relaxed) {
+                    self.aborted = true;
+                }
+                return;
+            }
+            total += shared.helper_nodes.load(Ordering::Relaxed);
+            if shared.root_done.load(Ordering::Relaxed) {
+                self.aborted = true;
+            }
+        }
+        if total >= self.budget.max_nodes {
             self.aborted = true;
         }
         let now = Instant::now();
@@ -194,7 +278,7 @@ impl<'a> Searcher<'a> {
             self.next_progress = now + self.opts.progress_every;
             let p = Progress {
                 prover: self.prover,
-                nodes: self.nodes,
+                nodes: total,
                 elapsed: now - self.start,
                 root_pn: self.root_numbers.pn,
                 root_dn: self.root_numbers.dn,
@@ -308,6 +392,18 @@ impl<'a> Searcher<'a> {
         limit: Numbers,
     ) -> Result<Numbers, ProveError> {
         self.tick();
+        if let Some(shared) = self.shared {
+            shared.busy_slot(key).fetch_add(1, Ordering::Relaxed);
+            let r = self.expand(pos, key, limit);
+            shared.busy_slot(key).fetch_sub(1, Ordering::Relaxed);
+            r
+        } else {
+            self.expand(pos, key, limit)
+        }
+    }
+
+    /// [`Searcher::search`] once the node is counted (and marked busy in a parallel search).
+    fn expand(&mut self, pos: &Position, key: u64, limit: Numbers) -> Result<Numbers, ProveError> {
         let at_root = self.path.at_root();
         let or = pos.turn() == self.prover;
         let old = self.entry(key);
@@ -354,7 +450,10 @@ impl<'a> Searcher<'a> {
             if numbers.pn >= limit.pn || numbers.dn >= limit.dn || self.aborted {
                 break;
             }
-            let (i, child_limit) = select(or, &children, limit);
+            let (i, child_limit) = match self.shared {
+                None => select(or, &children, limit, |_| false),
+                Some(shared) => select(or, &children, limit, |c| shared.is_busy(c.key)),
+            };
             let (ck, zeroing, cpos) = (children[i].key, children[i].zeroing, children[i].pos);
             let pushed = self.path.push(ck, zeroing);
             let r = self.search(&cpos, ck, child_limit);
@@ -449,11 +548,48 @@ pub(super) fn combine(or: bool, children: &[Child]) -> (Numbers, usize) {
     (n, best)
 }
 
-/// The most-proving child and its limit.
-pub(super) fn select(or: bool, children: &[Child], limit: Numbers) -> (usize, Numbers) {
+/// The most-proving child and its limit. In a parallel search a child another thread is
+/// searching (`busy`) counts with its selecting number doubled (a virtual proof or disproof
+/// number, as in Kaneko's parallel df-pn), so threads spread over siblings whose numbers are
+/// close; the numbers stored and combined are never the doubled ones, and when the child so
+/// chosen could not be searched within its limit, the truly best one is taken.
+pub(super) fn select(
+    or: bool,
+    children: &[Child],
+    limit: Numbers,
+    busy: impl Fn(&Child) -> bool,
+) -> (usize, Numbers) {
+    let (i, l) = select_by(or, children, limit, &busy);
+    let chosen = if or {
+        children[i].numbers.pn
+    } else {
+        children[i].numbers.dn
+    };
+    let child_limit = if or { l.pn } else { l.dn };
+    if chosen < child_limit {
+        (i, l)
+    } else {
+        select_by(or, children, limit, &|_| false)
+    }
+}
+
+/// [`select`] with the numbers of busy children doubled.
+fn select_by(
+    or: bool,
+    children: &[Child],
+    limit: Numbers,
+    busy: &impl Fn(&Child) -> bool,
+) -> (usize, Numbers) {
     // On the selecting side (pn at OR nodes, dn at AND nodes) take the smallest, remember the
     // second smallest; the other side is totalled.
-    let selecting = |c: &Child| if or { c.numbers.pn } else { c.numbers.dn };
+    let selecting = |c: &Child| {
+        let s = if or { c.numbers.pn } else { c.numbers.dn };
+        if s != 0 && s < CAP && busy(c) {
+            s.saturating_mul(2).min(CAP)
+        } else {
+            s
+        }
+    };
     let other = |c: &Child| if or { c.numbers.dn } else { c.numbers.pn };
     let mut best = 0;
     let mut first = INF;
@@ -530,15 +666,30 @@ mod tests {
         };
         let children = vec![child(3, 5), child(4, 2), child(9, 1)];
         let limit = Numbers { pn: 100, dn: 50 };
-        let (i, l) = select(true, &children, limit);
+        let (i, l) = select(true, &children, limit, |_| false);
         assert_eq!(i, 0);
         assert!(l.pn > 3 && l.pn <= 100);
         assert_eq!(l.dn, 50 - 3);
-        let (i, l) = select(false, &children, limit);
+        let (i, l) = select(false, &children, limit, |_| false);
         assert_eq!(i, 2);
         assert_eq!(l.pn, 100 - 7);
         assert!(l.dn > 1);
         assert_eq!(combine(true, &children), (Numbers { pn: 3, dn: 8 }, 0));
         assert_eq!(combine(false, &children), (Numbers { pn: 16, dn: 1 }, 2));
+
+        // Another thread in child 0 (pn 3, counted 6): child 1 (pn 4) is taken, with a limit
+        // above its pn from the virtual 6.
+        let busy0 = |c: &Child| c.numbers.pn == 3;
+        let (i, l) = select(true, &children, limit, busy0);
+        assert_eq!(i, 1);
+        assert!(l.pn > 4 && l.pn <= 6 + 6 / 4 + 1, "{l:?}");
+        assert_eq!(l.dn, 50 - 6);
+        // Far apart (9 against 3): the busy child stays the choice.
+        let far = vec![child(3, 5), child(9, 2)];
+        assert_eq!(select(true, &far, limit, busy0).0, 0);
+        // A chosen child that could not be searched within the node's limit gives way to the
+        // truly best one.
+        let (i, l) = select(true, &children, Numbers { pn: 4, dn: 50 }, busy0);
+        assert_eq!((i, l.pn), (0, 4));
     }
 }

@@ -2,9 +2,11 @@
 //! certified disproof, then the search for a loss.
 
 use super::certify::{Certificate, certify};
-use super::dfpn::{Leaf, Numbers, Searcher};
+use super::dfpn::{Leaf, Numbers, Searcher, Shared};
 use super::extract::extract;
+use super::parallel;
 use super::proof::{Proof, Step};
+use super::tt::Tt;
 use super::{Answer, MoveStatus, Options, Oracle, Progress, ProveError, Report};
 use crate::rules::{Move, Position};
 
@@ -64,8 +66,11 @@ pub(super) fn run(
     opts: &Options,
     progress: &mut (dyn FnMut(&Progress) + Send),
 ) -> Result<Report, ProveError> {
-    let mut s = Searcher::new(oracle, opts, progress)?;
-    let outcome = decide(&mut s, root, history, opts)?;
+    let threads = opts.threads.max(1);
+    let tt = Tt::with_bytes(opts.memory, threads).map_err(ProveError::Memory)?;
+    let shared = Shared::new();
+    let mut s = Searcher::new(&tt, 0, oracle, opts, progress);
+    let outcome = decide(&mut s, &shared, root, history, opts)?;
     Ok(Report {
         answer: outcome.answer,
         proof: outcome.proof,
@@ -83,8 +88,9 @@ pub(super) fn run(
     })
 }
 
-fn decide(
-    s: &mut Searcher,
+fn decide<'a>(
+    s: &mut Searcher<'a>,
+    shared: &'a Shared,
     root: &Position,
     history: &[Position],
     opts: &Options,
@@ -122,7 +128,7 @@ fn decide(
     // the failed certificate ran into, win more positions back).
     let mut round = 0;
     let certified = loop {
-        let n = s.search_root(root)?;
+        let n = parallel::search_root(s, shared, root, history, opts.threads)?;
         if n.pn == 0 {
             return Ok(match extract(s, root, history)? {
                 Some(p) => Outcome::new(Answer::Win).with_proof(p),
@@ -156,7 +162,7 @@ fn decide(
         let win_moves = std::mem::take(&mut s.root_moves);
         let win_numbers: Numbers = s.root_numbers;
         s.set_root(root, history, !stm);
-        let n = s.search_root(root)?;
+        let n = parallel::search_root(s, shared, root, history, opts.threads)?;
         if n.pn == 0 {
             outcome = match extract(s, root, history)? {
                 Some(p) => Outcome {

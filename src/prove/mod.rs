@@ -28,6 +28,10 @@
 //! costs nothing to prove through), and the proof number grows by half the number of pieces the
 //! prover still has to give away.
 //!
+//! With [`Options::threads`] above 1 the root search runs on several threads over one
+//! lock-free transposition table (`parallel.rs`): each thread steers away from children another
+//! is searching (virtual proof numbers); what follows the root search runs on one thread.
+//!
 //! Transpositions and repetitions (the graph-history interaction). The search itself is
 //! optimistic: a child repeating a position of the path counts as disproved, and disproofs found
 //! that way are stored like any other. No answer is taken from the table on trust, though:
@@ -54,6 +58,7 @@ mod dfpn;
 mod driver;
 mod extract;
 pub mod hash;
+mod parallel;
 mod path;
 mod proof;
 pub mod tt;
@@ -149,6 +154,9 @@ pub struct Options {
     pub progress_every: Duration,
     /// Look for a loss (opponent's proof) once the win search fails. Off: `not a win` is final.
     pub try_loss: bool,
+    /// Threads searching the root together (at least 1; `parallel.rs`). The decided answer is
+    /// the same for any number; node counts and proofs may differ from run to run above 1.
+    pub threads: usize,
 }
 
 impl Default for Options {
@@ -160,6 +168,7 @@ impl Default for Options {
             stop: None,
             progress_every: Duration::from_secs(2),
             try_loss: true,
+            threads: 1,
         }
     }
 }

@@ -26,6 +26,8 @@ pub const CAP: u32 = INF - 1;
 /// No move recorded.
 pub const NO_MOVE: u16 = u16::MAX;
 
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
 /// One node as the search sees it.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub struct Entry {
@@ -39,10 +41,22 @@ pub struct Entry {
     pub best: u16,
 }
 
-/// One slot: `check == 0` marks it empty.
-#[derive(Copy, Clone, Debug, Default)]
+/// One slot as stored: two words, written and read without locks by any number of threads.
+/// `hi` is `(check ^ fold(lo)) << 32 | pn` and `lo` is `dn << 32 | work << 16 | best`: a read that
+/// mixes the words of two different writes decodes to a wrong check (unless 32 bits of them
+/// agree by chance) and so reads as another key's slot, never as a wrong entry of this key
+/// (Hyatt's lockless hashing). All zero is an empty slot (its check decodes to 0).
+#[derive(Default)]
 #[repr(C)]
 struct Slot {
+    hi: AtomicU64,
+    lo: AtomicU64,
+}
+
+/// A slot's contents, decoded.
+#[derive(Copy, Clone, Debug)]
+struct Fields {
+    /// The high half of the key (never 0), or 0 for an empty slot.
     check: u32,
     pn: u32,
     dn: u32,
@@ -50,9 +64,38 @@ struct Slot {
     best: u16,
 }
 
+/// 32 well-mixed bits of `lo`: reads mixing two writes are caught unless these agree by chance.
+#[inline]
+fn fold(lo: u64) -> u32 {
+    (lo.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
+}
+
+impl Slot {
+    #[inline]
+    fn load(&self) -> Fields {
+        let hi = self.hi.load(Ordering::Relaxed);
+        let lo = self.lo.load(Ordering::Relaxed);
+        Fields {
+            check: (hi >> 32) as u32 ^ fold(lo),
+            pn: hi as u32,
+            dn: (lo >> 32) as u32,
+            work: (lo >> 16) as u16,
+            best: lo as u16,
+        }
+    }
+
+    #[inline]
+    fn store(&self, f: Fields) {
+        let lo = u64::from(f.dn) << 32 | u64::from(f.work) << 16 | u64::from(f.best);
+        let hi = u64::from(f.check ^ fold(lo)) << 32 | u64::from(f.pn);
+        self.hi.store(hi, Ordering::Relaxed);
+        self.lo.store(lo, Ordering::Relaxed);
+    }
+}
+
 const WAYS: usize = 4;
 
-#[derive(Copy, Clone, Default)]
+#[derive(Default)]
 #[repr(C, align(64))]
 struct Bucket([Slot; WAYS]);
 
@@ -68,9 +111,9 @@ struct Buckets {
 }
 
 // SAFETY: `Buckets` owns its mapping exclusively (like a `Vec<Bucket>`); the raw pointer is only
-// dereferenced through `&self`/`&mut self` borrows of it.
+// dereferenced through borrows of it.
 unsafe impl Send for Buckets {}
-// SAFETY: as above; shared access only reads.
+// SAFETY: as above; `&Buckets` gives only `&[Bucket]`, whose slots are atomics.
 unsafe impl Sync for Buckets {}
 
 impl Buckets {
@@ -107,21 +150,22 @@ impl Buckets {
     #[inline]
     fn as_slice(&self) -> &[Bucket] {
         // SAFETY: `ptr..ptr + len` lies in the mapping, which lives as long as `self`; it is
-        // initialised (zeroed by the kernel, and all-zero bytes are a valid `Bucket`).
+        // initialised (zeroed by the kernel, and all-zero bytes are a valid `Bucket` of atomics).
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-
-    #[inline]
-    fn as_mut_slice(&mut self) -> &mut [Bucket] {
-        // SAFETY: as in `as_slice`; `&mut self` makes the access exclusive.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
 }
 
-/// The table itself.
+/// A per-thread counter on a cache line of its own.
+#[derive(Default)]
+#[repr(align(128))]
+struct Lane(AtomicUsize);
+
+/// The table itself, shared by the threads of a search: every method takes `&self`.
 pub struct Tt {
     buckets: Buckets,
-    used: usize,
+    /// Slots filled, counted per thread ([`Tt::put`]'s `lane`) so that threads do not write one
+    /// cache line.
+    used: Box<[Lane]>,
 }
 
 /// The high half of the key, never 0 (0 marks an empty slot).
@@ -132,8 +176,9 @@ fn check_of(key: u64) -> u32 {
 
 impl Tt {
     /// A table using at most `bytes` of memory (as many 64-byte buckets as fit, at least one),
-    /// or an error if the memory cannot be had or is over 2^32 buckets (256 GB).
-    pub fn with_bytes(bytes: usize) -> Result<Tt, String> {
+    /// for `lanes` threads (at least one), or an error if the memory cannot be had or is over
+    /// 2^32 buckets (256 GB).
+    pub fn with_bytes(bytes: usize, lanes: usize) -> Result<Tt, String> {
         let bucket = std::mem::size_of::<Bucket>();
         let n = (bytes / bucket).max(1);
         if n as u64 > 1 << 32 {
@@ -148,7 +193,8 @@ impl Tt {
                 (n * bucket) >> 20
             )
         })?;
-        Ok(Tt { buckets, used: 0 })
+        let used = (0..lanes.max(1)).map(|_| Lane::default()).collect();
+        Ok(Tt { buckets, used })
     }
 
     /// Number of entries the table can hold.
@@ -156,9 +202,10 @@ impl Tt {
         self.buckets.len * WAYS
     }
 
-    /// Number of entries in use.
+    /// Number of entries in use (slots filled; a slot two threads fill at once counts twice).
     pub fn used(&self) -> usize {
-        self.used
+        let n: usize = self.used.iter().map(|l| l.0.load(Ordering::Relaxed)).sum();
+        n.min(self.capacity())
     }
 
     /// Bytes taken by the entries.
@@ -195,6 +242,7 @@ impl Tt {
         self.buckets.as_slice()[self.bucket(key)]
             .0
             .iter()
+            .map(Slot::load)
             .find(|s| s.check == c)
             .map(|s| Entry {
                 key,
@@ -206,32 +254,34 @@ impl Tt {
     }
 
     /// Store `e` (its `key` is the node's key), replacing the same key, else an empty slot,
-    /// else the entry with the least work (unsolved before solved).
-    pub fn put(&mut self, e: Entry) {
+    /// else the entry with the least work (unsolved before solved). `lane` is the calling
+    /// thread's number (below the `lanes` of [`Tt::with_bytes`]). Two threads storing into one
+    /// bucket at once may lose one of the stores (a cost in time, never a wrong entry).
+    #[inline]
+    pub fn put(&self, e: Entry, lane: usize) {
         let c = check_of(e.key);
-        let new = Slot {
+        let new = Fields {
             check: c,
             pn: e.pn,
             dn: e.dn,
             work: e.work.min(u32::from(u16::MAX)) as u16,
             best: e.best,
         };
-        let b = self.bucket(e.key);
-        let bucket = &mut self.buckets.as_mut_slice()[b].0;
-        if let Some(slot) = bucket.iter_mut().find(|s| s.check == c) {
-            *slot = new;
+        let bucket = &self.buckets.as_slice()[self.bucket(e.key)].0;
+        let seen: [Fields; WAYS] = std::array::from_fn(|i| bucket[i].load());
+        if let Some(i) = seen.iter().position(|s| s.check == c) {
+            bucket[i].store(new);
             return;
         }
-        if let Some(slot) = bucket.iter_mut().find(|s| s.check == 0) {
-            *slot = new;
-            self.used += 1;
+        if let Some(i) = seen.iter().position(|s| s.check == 0) {
+            bucket[i].store(new);
+            self.used[lane].0.fetch_add(1, Ordering::Relaxed);
             return;
         }
-        let victim = bucket
-            .iter_mut()
-            .min_by_key(|s| (s.work, s.pn == 0 || s.dn == 0))
+        let victim = (0..WAYS)
+            .min_by_key(|&i| (seen[i].work, seen[i].pn == 0 || seen[i].dn == 0))
             .expect("a bucket has slots");
-        *victim = new;
+        bucket[victim].store(new);
     }
 }
 
@@ -242,17 +292,20 @@ mod tests {
     #[test]
     fn store_find_replace() {
         assert_eq!(std::mem::size_of::<Bucket>(), 64);
-        let mut tt = Tt::with_bytes(1 << 12).unwrap();
+        let tt = Tt::with_bytes(1 << 12, 1).unwrap();
         assert_eq!(tt.bytes(), 1 << 12);
         let cap = tt.capacity();
         for k in 1..=(3 * cap as u64) {
-            tt.put(Entry {
-                key: k.wrapping_mul(0x9e37_79b9_7f4a_7c15),
-                pn: 1,
-                dn: 1,
-                work: (k % 7) as u32,
-                ..Entry::default()
-            });
+            tt.put(
+                Entry {
+                    key: k.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                    pn: 1,
+                    dn: 1,
+                    work: (k % 7) as u32,
+                    ..Entry::default()
+                },
+                0,
+            );
         }
         assert!(tt.used() <= cap && tt.used() > cap * 9 / 10);
         let e = Entry {
@@ -262,13 +315,13 @@ mod tests {
             work: 1000,
             best: 3,
         };
-        tt.put(e);
+        tt.put(e, 0);
         assert_eq!(tt.get(e.key), Some(e));
-        tt.put(Entry { pn: 5, ..e });
+        tt.put(Entry { pn: 5, ..e }, 0);
         assert_eq!(tt.get(e.key).unwrap().pn, 5);
         assert_eq!(tt.get(43 << 32 | 5), None);
         // Work saturates.
-        tt.put(Entry { work: 1 << 20, ..e });
+        tt.put(Entry { work: 1 << 20, ..e }, 0);
         assert_eq!(tt.get(e.key).unwrap().work, 65535);
     }
 
@@ -276,7 +329,7 @@ mod tests {
     fn any_bucket_count_uses_the_whole_budget() {
         // 3 MB + 100 bytes: 49 153 buckets (not a power of two), none wasted.
         let bytes = (3 << 20) + 100;
-        let mut tt = Tt::with_bytes(bytes).unwrap();
+        let tt = Tt::with_bytes(bytes, 1).unwrap();
         assert_eq!(tt.bytes(), (3 << 20) + 64);
         assert_eq!(tt.capacity(), tt.bytes() / 16);
         // Keys spread over the low 32 bits reach every bucket: the table fills up.
@@ -285,12 +338,15 @@ mod tests {
         for k in 1..=(3 * cap) {
             let key = k.wrapping_mul(0x9e37_79b9_7f4a_7c15);
             hit[tt.bucket(key)] = true;
-            tt.put(Entry {
-                key,
-                pn: 1,
-                dn: 1,
-                ..Entry::default()
-            });
+            tt.put(
+                Entry {
+                    key,
+                    pn: 1,
+                    dn: 1,
+                    ..Entry::default()
+                },
+                0,
+            );
         }
         assert!(hit.iter().all(|&h| h));
         assert!(tt.used() as u64 > cap * 95 / 100, "{} of {cap}", tt.used());
@@ -299,7 +355,7 @@ mod tests {
         assert_eq!(tt.bucket(0), 0);
         // With a power of two of buckets, keys share a bucket exactly when they share their low
         // bits.
-        let tt = Tt::with_bytes(1 << 16).unwrap();
+        let tt = Tt::with_bytes(1 << 16, 1).unwrap();
         let mask = tt.buckets.len as u64 - 1;
         let mut of_low = vec![usize::MAX; tt.buckets.len];
         for k in 0..100_000u64 {
@@ -310,20 +366,64 @@ mod tests {
             *slot = b;
         }
         // Tiny budgets still get one bucket; budgets over 2^32 buckets are refused.
-        assert_eq!(Tt::with_bytes(1).unwrap().capacity(), WAYS);
-        assert!(Tt::with_bytes((64 << 32) + 64).is_err());
+        assert_eq!(Tt::with_bytes(1, 1).unwrap().capacity(), WAYS);
+        assert!(Tt::with_bytes((64 << 32) + 64, 1).is_err());
     }
 
     #[test]
     fn buckets_start_on_a_huge_page_and_empty() {
-        let tt = Tt::with_bytes(5 << 20).unwrap();
+        let tt = Tt::with_bytes(5 << 20, 1).unwrap();
         assert_eq!(tt.buckets.ptr as usize % HUGE_PAGE, 0);
         assert!(
             tt.buckets
                 .as_slice()
                 .iter()
-                .all(|b| b.0.iter().all(|s| s.check == 0))
+                .all(|b| b.0.iter().all(|s| s.load().check == 0))
         );
         assert_eq!(tt.used(), 0);
+    }
+
+    #[test]
+    fn threads_storing_at_once_never_mix_entries() {
+        // Two writers store entries with pn = dn = their own number into a tiny table while a
+        // reader checks that every entry it finds is one that was written whole.
+        let tt = Tt::with_bytes(1 << 10, 2).unwrap();
+        let keys: Vec<u64> = (1..=64u64)
+            .map(|k| k.wrapping_mul(0x9e37_79b9_7f4a_7c15))
+            .collect();
+        std::thread::scope(|s| {
+            for lane in 0..2u32 {
+                let (tt, keys) = (&tt, &keys);
+                s.spawn(move || {
+                    for round in 0..20_000u32 {
+                        let v = lane * 1_000_000 + round;
+                        for &key in keys {
+                            let e = Entry {
+                                key,
+                                pn: v,
+                                dn: v,
+                                work: v % 5,
+                                best: (v % 7) as u16,
+                            };
+                            tt.put(e, lane as usize);
+                        }
+                    }
+                });
+            }
+            let (tt, keys) = (&tt, &keys);
+            s.spawn(move || {
+                for _ in 0..20_000 {
+                    for &key in keys {
+                        if let Some(e) = tt.get(key) {
+                            assert_eq!(e.key, key);
+                            assert_eq!(e.pn, e.dn, "{e:?}");
+                            assert_eq!(e.work, e.pn % 5, "{e:?}");
+                            assert_eq!(u32::from(e.best), e.pn % 7, "{e:?}");
+                        }
+                    }
+                }
+            });
+        });
+        assert!(tt.used() <= tt.capacity());
     }
 }
