@@ -12,9 +12,14 @@ pub fn free_disk(dir: &Path) -> std::io::Result<u64> {
     let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
         std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains a NUL byte")
     })?;
-    // SAFETY: `c` is a valid NUL-terminated path and `st` a writable statvfs; statvfs only
-    // writes into `st`. All-zero bytes are a valid `statvfs` (plain integers).
+    // SAFETY: all-zero bytes are a valid `statvfs` (a struct of plain integers, no pointers,
+    // no niches).
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a valid NUL-terminated path that outlives the call and `st` a writable,
+    // properly aligned statvfs; statvfs only writes into `st`. Exercised by every `generate`
+    // that checks the disk, e.g. tests/cli_generate.rs `no_deps_builds_only_the_named_tables`,
+    // and with a full disk by `full_disk_is_refused_or_fails_cleanly` (where a tmpfs can be
+    // mounted).
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
@@ -31,7 +36,10 @@ pub fn free_disk(_dir: &Path) -> std::io::Result<u64> {
 pub fn physical_memory() -> Option<u64> {
     #[cfg(unix)]
     {
-        // SAFETY: sysconf has no preconditions; it returns -1 for unknown names.
+        // SAFETY: sysconf takes an integer and touches no memory of ours; it has no
+        // preconditions and returns -1 for unknown names. Exercised by every `generate`
+        // without `--memory-limit` (the default limit is physical memory), e.g.
+        // tests/cli_generate.rs `no_deps_builds_only_the_named_tables`.
         let (pages, page) = unsafe {
             (
                 libc::sysconf(libc::_SC_PHYS_PAGES),
@@ -52,7 +60,10 @@ fn process_alive(pid: u32) -> bool {
         let Ok(pid) = libc::pid_t::try_from(pid) else {
             return false;
         };
-        // SAFETY: kill with signal 0 sends nothing; it only checks that the process exists.
+        // SAFETY: kill takes integers and touches no memory of ours; with signal 0 it sends
+        // nothing and only checks that the process exists. Exercised by
+        // tests/cli_generate.rs `no_deps_builds_only_the_named_tables` (a stale temporary of
+        // a process id that does not run).
         let r = unsafe { libc::kill(pid, 0) };
         r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
     }

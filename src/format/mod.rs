@@ -125,12 +125,14 @@ mod header;
 pub mod pairs;
 mod pairs_file;
 mod reader;
+mod reseal;
 mod writer;
 
 use crate::table::Metric;
 
 pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
+pub use reseal::reseal;
 pub use writer::{
     Compression, DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, SectionFn, WriteOptions,
     WriteStats, encode_sections, encode_table, write_encoded, write_table,

@@ -415,7 +415,9 @@ impl TableFile {
         // documented caveat of the reader. antitb never modifies a table in place (writers
         // create a temporary file and rename it over the old one, which leaves existing maps of
         // the old file intact), so only an outside program editing or truncating an open table
-        // file can trigger it.
+        // file can trigger it. Exercised by every test that opens a table, with hostile contents
+        // by `format::tests::random_damage_never_panics` and `reseal_restores_every_checksum`,
+        // and by the fuzz target `table_file` (fuzz/README.md).
         let map = unsafe { Mmap::map(&file) }.map_err(|e| FormatError::io(path, "mmap", e))?;
         let p = parse(path, &map)?;
         let slots = match opts.cache_blocks {

@@ -197,7 +197,8 @@ fn open_syzygy(dir: &Path) -> Result<Syzygy<Antichess>, VerifyError> {
     // SIGBUS. The reference tables are read-only inputs that nothing rewrites during a
     // comparison (the same caveat as our own reader, `crate::format::TableFile::open`). The
     // default reader issues a `pread` and a copy per probe; on ≤3-piece tables it spent half of
-    // the comparison time copying (perf), which the map avoids.
+    // the comparison time copying (perf), which the map avoids. Exercised by tests/verify.rs
+    // `tables_up_to_3_pieces_agree_with_syzygy` (`--features syzygy`).
     let mut tb = unsafe { Syzygy::<Antichess>::with_mmap_filesystem() };
     let n = tb
         .add_directory(dir)

@@ -1,0 +1,61 @@
+//! FEN parsing, FEN output and probing.
+//!
+//! Properties: parsing never panics; a parsed FEN written out and parsed again gives the same
+//! position (compared in the parser's normal form: the en-passant square only where it can be
+//! captured, clocks as given), and writing that out gives the same text; every parsed position
+//! is probed or refused with an error: with at most three pieces the probe answers, and its WDL
+//! is the one the solver's in-memory tables give; with more it is refused.
+
+#![no_main]
+
+use antitb::rules::Position;
+use antitb::table::Metric;
+use antitb::{ProbeError, Wdl};
+use antitb_fuzz::{MAX_PIECES, memory_tables, tablebase};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(
+    init: {
+        // The tables are built (first run) and opened here, outside any input's time limit.
+        tablebase();
+        memory_tables();
+    },
+    |data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(pos) = text.parse::<Position>() else {
+        return;
+    };
+    let fen = pos.to_string();
+    let again: Position = fen
+        .parse()
+        .unwrap_or_else(|e| panic!("{text:?} -> {fen:?} does not parse again: {e}"));
+    assert_eq!(again, pos, "{text:?} -> {fen:?}");
+    assert_eq!(again.to_string(), fen);
+
+    let tb = tablebase();
+    match tb.probe(&pos) {
+        Ok(p) => {
+            assert!(pos.piece_count() as usize <= MAX_PIECES, "{fen}: probed");
+            assert_eq!(p.wdl, p.dtz.wdl(), "{fen}");
+            assert_eq!(tb.probe_wdl(&pos).unwrap(), p.wdl, "{fen}");
+            if let Ok(v) = memory_tables().probe(&pos, Metric::Dtz) {
+                assert_eq!(p.wdl, v.wdl(), "{fen}: files and solver disagree");
+            }
+            // A win or loss for the side to move is one for the other side after the best move.
+            if p.wdl != Wdl::Draw
+                && let Ok(moves) = tb.rank_moves(&pos, antitb::RankBy::Dtz)
+                && let Some(best) = moves.first()
+            {
+                assert_eq!(best.dtz.wdl(), p.wdl, "{fen}: best move {:?}", best.mv);
+            }
+        }
+        Err(ProbeError::TooManyPieces { pieces, max }) => {
+            assert_eq!(pieces, pos.piece_count(), "{fen}");
+            assert!(pieces > max, "{fen}");
+        }
+        Err(e) => panic!("{fen}: probe failed: {e}"),
+    }
+}
+);
