@@ -1,9 +1,9 @@
 //! The proof parser and checker (`antitb check-proof`), with the tables up to three pieces.
 //!
 //! Properties: checking never panics; a rejection is one line; a proof the checker accepts has
-//! a root that the prover really wins: by the solver's in-memory tables where the root has at
-//! most three pieces, otherwise by a brute-force search of the rules core (with those tables at
-//! positions of at most three pieces) to the proof's depth and two plies more (a table leaf with
+//! a root that the prover really wins: by the tables where the root has at most three pieces,
+//! otherwise by a brute-force search of the rules core (the tables at positions of at most three
+//! pieces) to the proof's depth and two plies more (a table leaf with
 //! a fourth piece takes a capture to reach a table); a search that runs out of its node budget
 //! confirms nothing and is skipped.
 
@@ -20,7 +20,6 @@ fuzz_target!(
     init: {
         // The tables are built (first run) and opened here, outside any input's time limit.
         tablebase();
-        antitb_fuzz::memory_tables();
     },
     |data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {

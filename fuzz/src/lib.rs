@@ -1,14 +1,16 @@
 //! What the fuzz targets share: tables with up to three pieces (built once, on first use, with the
 //! library's own build driver) and a brute-force search independent of the prover.
 //!
+//! (No in-memory generation here: under the fuzzer's instrumentation it took minutes of each
+//! target's start on this machine.)
+//!
 //! The tables go to `$ANTITB_FUZZ_TABLES`, or to `fuzz/target/tables3` (kept between runs:
 //! `build` skips tables whose files are present and pass their checksums).
 
 use antitb::Tablebase;
 use antitb::build::{BuildOptions, build};
-use antitb::r#gen::MemoryTables;
 use antitb::rules::Position;
-use antitb::table::{Material, Metric};
+use antitb::table::Material;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -52,18 +54,6 @@ pub fn tablebase() -> &'static Tablebase {
     TB.get_or_init(|| Tablebase::open(&[tables_dir()]).expect("open the fuzz tables"))
 }
 
-/// The same tables generated in memory by the solver (WDL and DTZ), not read from files.
-pub fn memory_tables() -> &'static MemoryTables {
-    static MEM: OnceLock<MemoryTables> = OnceLock::new();
-    MEM.get_or_init(|| {
-        one_thread();
-        let mut mem = MemoryTables::new();
-        mem.generate_up_to(MAX_PIECES, Metric::Dtz)
-            .expect("generate the in-memory tables");
-        mem
-    })
-}
-
 /// Outcome of [`Search::wins`] / [`Search::loses`] within a budget.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Forced {
@@ -75,8 +65,8 @@ pub enum Forced {
 
 /// Brute-force search with the rules core only (no prover code): can the side to move force
 /// the end of the game in its favour (no legal move with it to move) within some plies?
-/// Positions with at most [`MAX_PIECES`] pieces are decided by the in-memory tables: any win,
-/// cursed or not, counts (a proof ignores the 50-move rule).
+/// Positions with at most [`MAX_PIECES`] pieces are decided by the tables: any win, cursed or
+/// not, counts (a proof ignores the 50-move rule).
 pub struct Search {
     pub nodes: u64,
     pub budget: u64,
@@ -91,10 +81,7 @@ impl Search {
         if pos.piece_count() as usize > MAX_PIECES || pos.us().is_empty() || pos.them().is_empty() {
             return None;
         }
-        memory_tables()
-            .probe(pos, Metric::Dtz)
-            .ok()
-            .map(|v| v.wdl().to_i8())
+        tablebase().probe_wdl(pos).ok().map(|w| w.to_i8())
     }
 
     /// Can the side to move win within `plies` plies (or by the tables)?
