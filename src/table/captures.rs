@@ -8,6 +8,9 @@ use crate::rules::{MoveList, Position};
 
 /// The value of any position, resolving captures (en passant included) by search and looking up
 /// quiet positions with `lookup` (SPEC.md §4). A side to move without pieces has won: `W(0)`.
+/// A side to move whose opponent has no pieces has lost (the opponent has won, SPEC.md §1;
+/// such a position is in no table and never arises in play, but a FEN can give it): every move
+/// hands the turn to the side without pieces, `L(1)`, or with no legal move it has won, `W(0)`.
 pub fn resolve<E>(
     pos: &Position,
     metric: Metric,
@@ -15,6 +18,13 @@ pub fn resolve<E>(
 ) -> Result<Value, E> {
     if pos.us().is_empty() {
         return Ok(Value::win(0));
+    }
+    if pos.them().is_empty() {
+        return Ok(if pos.legal_moves().is_empty() {
+            Value::win(0)
+        } else {
+            Value::loss(1)
+        });
     }
     if !pos.has_capture() {
         return lookup(pos);
