@@ -42,3 +42,31 @@ fn probe_with_the_opponent_out_of_pieces_is_a_loss() {
         assert!(ranked.iter().all(|r| r.dtz.wdl() == Wdl::Loss), "{fen}");
     }
 }
+
+/// fuzz target `material`, input `"1\x01\nv v"`: the error echoed the name with its line feed,
+/// a two-line message (bad input must give a one-line error). Control characters are now
+/// escaped; ordinary names are shown as given.
+#[test]
+fn material_errors_are_one_line() {
+    use antitb::table::Material;
+    for (name, shown) in [
+        ("1\u{1}\nv v", "1\\u{1}\\nv v"),
+        ("K\nvK\r\nvQ", "K\\nvK\\r\\nvQ"),
+        ("K\tQ\nv", "'\\t'"),
+        ("KQRBNvKQRBN\n", "KQRBNvKQRBN\\n"),
+        ("KQvX\n", ""),
+        ("KQvRN", ""),
+    ] {
+        match Material::parse(name) {
+            Ok(m) => assert_eq!((name, m.to_string().as_str()), ("KQvRN", "KQvRN")),
+            Err(e) => {
+                let msg = e.to_string();
+                assert!(!msg.contains(['\n', '\r', '\u{1}', '\t']), "{msg:?}");
+                assert!(msg.contains(shown), "{msg:?} should show {shown:?}");
+            }
+        }
+    }
+    // Ordinary names appear as given.
+    let e = Material::parse("KQvRvN").unwrap_err().to_string();
+    assert!(e.contains("'KQvRvN'"), "{e}");
+}

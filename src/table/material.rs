@@ -52,23 +52,33 @@ pub enum MaterialError {
     },
 }
 
+/// One line whatever the input: the name and letter are shown with control characters escaped.
 impl fmt::Display for MaterialError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             MaterialError::NoSeparator(s) => {
+                let s = s.escape_debug();
                 write!(
                     f,
                     "material '{s}' needs exactly one 'v' between White's and Black's pieces (e.g. KQvR)"
                 )
             }
             MaterialError::UnknownLetter(c) => {
+                let c = c.escape_debug();
                 write!(
                     f,
                     "unknown piece letter '{c}' in material (use K Q R B N P)"
                 )
             }
-            MaterialError::EmptySide(s) => write!(f, "material '{s}' has a side without pieces"),
+            MaterialError::EmptySide(s) => {
+                write!(
+                    f,
+                    "material '{}' has a side without pieces",
+                    s.escape_debug()
+                )
+            }
             MaterialError::TooManyPieces { name, pieces, max } => {
+                let name = name.escape_debug();
                 write!(
                     f,
                     "material '{name}' has {pieces} pieces; at most {max} are supported"
