@@ -150,7 +150,8 @@ fn cpu_time() -> Option<std::time::Duration> {
     #[cfg(unix)]
     {
         // SAFETY: getrusage only writes into `ru`; all-zero bytes are a valid `rusage` (plain
-        // integers). Exercised by every `generate` (tests/cli_generate.rs).
+        // integers); `ru` is a writable, aligned `rusage` that outlives the call. Exercised by
+        // every `generate` (tests/cli_generate.rs, e.g. `no_deps_builds_only_the_named_tables`).
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) } != 0 {
             return None;

@@ -111,7 +111,9 @@ struct Buckets {
 }
 
 // SAFETY: `Buckets` owns its mapping exclusively (like a `Vec<Bucket>`); the raw pointer is only
-// dereferenced through borrows of it.
+// dereferenced through borrows of it. Exercised by every search, e.g. tests/prove.rs
+// `forced_wins_with_6_to_10_pieces_agree_with_brute_force` (one thread) and
+// `three_pieces_agree_with_the_tables_on_several_threads` (shared across threads).
 unsafe impl Send for Buckets {}
 // SAFETY: as above; `&Buckets` gives only `&[Bucket]`, whose slots are atomics.
 unsafe impl Sync for Buckets {}
@@ -136,7 +138,8 @@ impl Buckets {
             );
         }
         // SAFETY: `offset + len * 64 <= bytes`, and `offset` is a multiple of 64 (the mapping is
-        // page-aligned), so the pointer is in bounds and aligned for `Bucket`.
+        // page-aligned), so the pointer is in bounds and aligned for `Bucket`. Exercised by every
+        // search, e.g. tests/prove.rs `forced_wins_with_6_to_10_pieces_agree_with_brute_force`.
         let ptr = unsafe { map.as_ptr().add(offset) }
             .cast::<Bucket>()
             .cast_mut();
@@ -151,6 +154,8 @@ impl Buckets {
     fn as_slice(&self) -> &[Bucket] {
         // SAFETY: `ptr..ptr + len` lies in the mapping, which lives as long as `self`; it is
         // initialised (zeroed by the kernel, and all-zero bytes are a valid `Bucket` of atomics).
+        // Exercised by every probe of the table, e.g. tests/prove.rs
+        // `three_pieces_agree_with_the_tables_on_several_threads`.
         unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
     }
 }
