@@ -15,6 +15,8 @@
 //! - SIGTERM and SIGINT stop the server cleanly;
 //! - random and mangled query strings through [`Service::handle`] never panic.
 
+mod common;
+
 mod serve {
     pub mod lila;
     pub mod support;

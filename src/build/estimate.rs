@@ -42,8 +42,14 @@ pub struct Estimate {
     pub disk: u64,
     /// Slot visits (2 sides × slots × metrics): the unit of progress and time estimates.
     pub work: u64,
-    /// Estimated single-core CPU seconds of the build ([`NS_PER_SLOT_VISIT`] per slot visit).
-    pub cpu_seconds: f64,
+}
+
+impl Estimate {
+    /// Estimated single-core CPU seconds of the build: [`NS_PER_SLOT_VISIT`] per slot visit
+    /// of [`Estimate::work`].
+    pub fn cpu_seconds(&self) -> f64 {
+        cpu_seconds(self.material, self.work)
+    }
 }
 
 /// Decoded blocks each source file may cache during a build.
@@ -114,7 +120,6 @@ pub fn estimate_with(
         memory: solver.max(writing) + cache + BASE_MEMORY,
         disk,
         work,
-        cpu_seconds: cpu_seconds(m, work),
     }
 }
 

@@ -107,6 +107,10 @@ pub enum BuildEvent {
     },
     /// Finished a table: wall time taken, bytes written, and the CPU time and peak memory it
     /// took (to set against its [`Estimate`]).
+    ///
+    /// The peak memory is measured by resetting the whole process's peak-RSS mark when each
+    /// table starts (Linux `/proc/self/clear_refs`): a program that embeds [`build`] and reads
+    /// its own `VmHWM` sees the peak since the last table started, not since it began.
     Done {
         i: usize,
         material: Material,
@@ -341,7 +345,6 @@ pub fn build(
         .map(|(m, metrics)| {
             let mut e = estimate_with(*m, opts.dtw, &mut sizes);
             e.work = 2 * e.slots * metrics.len() as u64;
-            e.cpu_seconds = estimate::cpu_seconds(e.material, e.work);
             e
         })
         .collect();

@@ -45,7 +45,7 @@ pub fn plan(targets: &[Material], dtw: bool) -> Plan {
         .into_iter()
         .map(|m| {
             let estimate = estimate_with(m, dtw, &mut sizes);
-            let cpu_seconds = estimate.cpu_seconds;
+            let cpu_seconds = estimate.cpu_seconds();
             Job {
                 material: m,
                 deps: m.dependencies(),

@@ -198,7 +198,7 @@ fn report_line(
         "threads": threads,
         "wall_seconds": (time.as_secs_f64() * 1000.0).round() / 1000.0,
         "cpu_seconds": measured.cpu.map(|c| (c.as_secs_f64() * 1000.0).round() / 1000.0),
-        "estimated_cpu_seconds": (e.cpu_seconds * 10.0).round() / 10.0,
+        "estimated_cpu_seconds": (e.cpu_seconds() * 10.0).round() / 10.0,
         "peak_rss_bytes": measured.peak_rss,
         "estimated_memory_bytes": e.memory,
         "bytes_written": bytes,
@@ -213,7 +213,7 @@ fn against_estimate(e: &Estimate, m: &Measured) -> String {
         s.push_str(&format!(
             ", cpu {:.1} s (est. {:.1} s)",
             c.as_secs_f64(),
-            e.cpu_seconds
+            e.cpu_seconds()
         ));
     }
     if let Some(p) = m.peak_rss {

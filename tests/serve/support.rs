@@ -10,32 +10,16 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use crate::common::cli;
+
 const TEMP_PREFIX: &str = "antitb-serve-";
 
 pub fn temp_path(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("{TEMP_PREFIX}{name}-{}", std::process::id()))
+    cli::temp_path(TEMP_PREFIX, name)
 }
 
-/// Remove directories left by earlier test processes that no longer run.
-fn remove_stale_dirs() {
-    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let name = e.file_name().to_string_lossy().into_owned();
-        let Some(rest) = name.strip_prefix(TEMP_PREFIX) else {
-            continue;
-        };
-        let Some(pid) = rest.rsplit('-').next().and_then(|p| p.parse::<u32>().ok()) else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
-            let _ = std::fs::remove_dir_all(e.path());
-        }
-    }
-}
-
-/// A fresh empty directory.
+/// A fresh empty directory, kept for the life of the process (the tables are shared by every
+/// test; a later run removes it with [`cli::remove_stale_dirs`]).
 pub fn fresh_dir(name: &str) -> PathBuf {
     let dir = temp_path(name);
     let _ = std::fs::remove_dir_all(&dir);
@@ -51,7 +35,7 @@ pub fn m(name: &str) -> Material {
 pub fn tables3() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        remove_stale_dirs();
+        cli::remove_stale_dirs(TEMP_PREFIX);
         let dir = fresh_dir("tb3");
         let mut opts = BuildOptions::new(&dir);
         opts.check_disk = false;
