@@ -16,9 +16,10 @@ pub mod stats;
 use crate::format::ReadOptions;
 use crate::rules::{Move, Position};
 use crate::store::{StoreError, StoredTable, file_name, value_of_distance};
-use crate::table::{Dtw, Dtz, Material, Metric, Value, Wdl, resolve};
+use crate::table::{Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, resolve};
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::{Arc, RwLock};
@@ -135,7 +136,7 @@ type Key = (Material, Metric);
 /// A set of table directories, opened lazily per file.
 pub struct Tablebase {
     dirs: Vec<PathBuf>,
-    tables: RwLock<HashMap<Key, Option<Arc<StoredTable>>>>,
+    tables: RwLock<HashMap<Key, Option<Arc<StoredTable>>, BuildHasherDefault<MaterialHasher>>>,
     opts: ReadOptions,
     max_pieces: u32,
 }
@@ -172,7 +173,7 @@ impl Tablebase {
         }
         Ok(Tablebase {
             dirs: out,
-            tables: RwLock::new(HashMap::new()),
+            tables: RwLock::new(HashMap::default()),
             opts,
             max_pieces,
         })
