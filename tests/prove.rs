@@ -491,3 +491,103 @@ fn damaged_proofs_are_rejected_naming_the_node() {
         let _ = rejected(bad, &two);
     }
 }
+
+/// The answer the 3-piece tables give the side to move of `pos` (no legal move: it has won).
+fn table_answer(mem: &MemoryTables, pos: &Position) -> Answer {
+    if pos.legal_moves().is_empty() {
+        return Answer::Win;
+    }
+    match mem.probe(pos, Metric::Dtz).unwrap().wdl().to_i8() {
+        1 | 2 => Answer::Win,
+        0 => Answer::NotAWin,
+        _ => Answer::Loss,
+    }
+}
+
+/// `prove_line` proves every move of the side to move on its own. On 3-piece positions (the
+/// prover sees the 2-piece tables) each move's answer is what the 3-piece tables say of the
+/// position after it, the line's answer is what they say of the root, and the proof of a lost
+/// line (an AND root over every move, with the positions the moves' proofs share written once)
+/// or of a won one (an OR root playing the winning move) passes the checker.
+#[test]
+fn a_line_proves_every_move_and_merges_their_proofs() {
+    let mem = tables();
+    let two = Tables { mem, max: 2 };
+    let mut rng = Rng(0x0011_e5ee);
+    let materials = Material::all_with_pieces(3);
+    let (mut lines, mut lost, mut won, mut shared, mut unknown) = (0, 0, 0, 0, 0);
+    for i in 0..90 {
+        let m = materials[i % materials.len()];
+        let pos = random_placement(&mut rng, m, Color::Black);
+        let moves = pos.legal_moves();
+        if moves.len() < 2 {
+            continue;
+        }
+        let line =
+            prove::prove_line(&pos, &[], &two, &opts(150_000), &mut |_, _| {}).expect("prove runs");
+        let listed: Vec<_> = line.replies.iter().map(|r| r.mv).collect();
+        assert_eq!(listed, moves.iter().copied().collect::<Vec<_>>(), "{pos}");
+        let mut open = false;
+        for r in &line.replies {
+            let child = pos.after(&r.mv);
+            let rep = r.report.as_ref().expect("every move is searched");
+            if rep.answer == Answer::Unknown {
+                open = true;
+                continue;
+            }
+            assert_eq!(
+                rep.answer,
+                table_answer(mem, &child),
+                "{pos} then {}: {child}",
+                r.mv.uci()
+            );
+        }
+        if open {
+            unknown += 1;
+            continue;
+        }
+        lines += 1;
+        assert_eq!(line.answer, table_answer(mem, &pos), "{pos}");
+        let Some(proof) = &line.proof else {
+            assert_eq!(
+                line.answer,
+                Answer::NotAWin,
+                "{pos}: a decided line has a proof"
+            );
+            continue;
+        };
+        let winner = if line.answer == Answer::Win {
+            pos.turn()
+        } else {
+            !pos.turn()
+        };
+        assert_eq!((proof.prover, proof.root), (winner, pos));
+        let text = proof.to_text("line");
+        check::check(&text, &two).unwrap_or_else(|e| panic!("line {pos} rejected: {e}\n{text}"));
+        if line.answer == Answer::Loss {
+            lost += 1;
+            let parts: usize = line
+                .replies
+                .iter()
+                .map(|r| r.report.as_ref().unwrap().proof.as_ref().unwrap().size())
+                .sum();
+            // Each position once: never more nodes than the moves' proofs and the root.
+            assert!(proof.size() <= parts + 1, "{pos}");
+            shared += line.shared_nodes;
+        } else {
+            won += 1;
+        }
+    }
+    eprintln!(
+        "lines: {lines} decided ({lost} lost, {won} won), {unknown} open; {shared} nodes shared"
+    );
+    // Draws that need a long repetition argument stay open within the budget (as in
+    // `three_pieces_agree_with_the_tables`); a line is open when any of its moves is.
+    assert!(
+        unknown * 4 <= lines,
+        "too many open lines: {unknown} of {}",
+        lines + unknown
+    );
+    assert!(lost >= 5 && won >= 20, "{lost} lost, {won} won");
+    assert!(shared > 0, "no lost line's moves shared a position");
+}

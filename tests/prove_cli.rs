@@ -214,3 +214,67 @@ fn budgets_and_bad_input() {
         assert!(err.starts_with("antitb: error: "), "{args:?}: {err}");
     }
 }
+
+/// `prove --all`: every Black reply after 1.e3 b5 2.Bxb5 a6 3.Bxa6 proven on its own (each
+/// a White win), reported move by move, and one proof of the line that `check-proof` accepts
+/// (an AND root over the three captures). The proof file is written whole or not at all.
+#[test]
+fn all_replies_of_a_line_are_proven_and_written_as_one_proof() {
+    let dir = scratch("line");
+    let proof = dir.join("line.proof");
+    let line = "e2e3 b7b5 f1b5 a7a6 b5a6";
+    let o = antitb(&[
+        "prove",
+        "--all",
+        "--moves",
+        line,
+        "--memory",
+        "8",
+        "-q",
+        "--proof",
+        s(&proof),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert_eq!(out.lines().next(), Some("loss"), "{out}");
+    let replies: Vec<&str> = out.lines().filter(|l| l.starts_with("  ")).collect();
+    assert_eq!(replies.len(), 3, "{out}");
+    for r in &replies {
+        assert!(r.contains("White wins") && r.contains("proof"), "{out}");
+    }
+    assert!(out.contains("proof of the line"), "{out}");
+    let o = antitb(&["check-proof", s(&proof)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let checked = stdout(&o);
+    assert!(
+        checked.starts_with("proof OK: White wins from"),
+        "{checked}"
+    );
+    let text = std::fs::read_to_string(&proof).unwrap();
+    let root_line = text.lines().find(|l| l.starts_with("0 ")).unwrap();
+    assert!(
+        root_line.starts_with("0 and ") && root_line.split(' ').count() == 8,
+        "{text}"
+    );
+
+    // An unwritable proof path: one line naming it, no file and no temporary left behind.
+    let missing = dir.join("no-such-dir").join("line.proof");
+    let o = antitb(&[
+        "prove",
+        "--all",
+        "--moves",
+        line,
+        "--memory",
+        "8",
+        "-q",
+        "--proof",
+        s(&missing),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no-such-dir"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(&dir).unwrap().flatten().collect();
+    assert_eq!(left.len(), 1, "only line.proof: {left:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -2,11 +2,13 @@
 //! independent checker of its proof files).
 
 use antitb::probe::Tablebase;
-use antitb::prove::{self, Answer, MoveStatus, NoTables, Options, Oracle, Progress, check};
+use antitb::prove::{
+    self, Answer, LineReport, MoveStatus, NoTables, Options, Oracle, Progress, Proof, check,
+};
+use antitb::rules::Move;
 use antitb::rules::notation::{parse_san, parse_uci};
 use antitb::rules::{Color, Position};
 use clap::Args;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,6 +40,10 @@ pub struct ProveArgs {
     /// Write the proof (win or loss) to this file
     #[arg(long)]
     proof: Option<PathBuf>,
+    /// Prove every move of the side to move, one after the other, each with the budgets above
+    /// (a defender's replies: --all --moves e2e3); report each and write one proof of the line
+    #[arg(long)]
+    all: bool,
     /// No progress output
     #[arg(long, short)]
     quiet: bool,
@@ -171,7 +177,8 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
     };
     if !args.quiet {
         eprintln!(
-            "proving for {} to move: {}; tables up to {} pieces; {} MB transposition table; {} thread{}",
+            "proving {} {} to move: {}; tables up to {} pieces; {} MB transposition table; {} thread{}",
+            if args.all { "every move of" } else { "for" },
             color_name(root.turn()),
             root,
             oracle.max_pieces(),
@@ -179,6 +186,9 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
             args.threads,
             if args.threads == 1 { "" } else { "s" }
         );
+    }
+    if args.all {
+        return run_line(&args, &root, &history, oracle, &opts);
     }
     let quiet = args.quiet;
     let mut progress = |p: &Progress| {
@@ -261,18 +271,150 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
                 started.elapsed().as_secs_f64(),
                 report.nodes
             );
-            let file = std::fs::File::create(path)
-                .map_err(|e| format!("cannot create {}: {e}", path.display()))?;
-            let mut w = std::io::BufWriter::new(file);
-            p.write(&mut w, &comment)
-                .and_then(|_| w.flush())
-                .map_err(|e| format!("writing {}: {e}", path.display()))?;
+            write_proof(path, p, &comment)?;
             println!("proof written to {}", path.display());
         }
         (Some(_), None) => {
             println!("no proof file written: only win and loss answers come with a proof")
         }
         _ => {}
+    }
+    Ok(())
+}
+
+/// `prove --all`: every move of the side to move proven on its own, reported move by move, and
+/// one proof of the line.
+fn run_line(
+    args: &ProveArgs,
+    root: &Position,
+    history: &[Position],
+    oracle: &dyn Oracle,
+    opts: &Options,
+) -> Result<(), String> {
+    let quiet = args.quiet;
+    let mut progress = |mv: Move, p: &Progress| {
+        if !quiet {
+            eprintln!(
+                "  [{} {} wins?] {} nodes, {:.0} nodes/s, root pn {} dn {}, depth {}",
+                mv.uci(),
+                color_name(p.prover),
+                p.nodes,
+                rate(p.nodes, p.elapsed),
+                p.root_pn,
+                p.root_dn,
+                p.depth
+            );
+        }
+    };
+    let line: LineReport =
+        prove::prove_line(root, history, oracle, opts, &mut progress).map_err(|e| e.to_string())?;
+    let stm = color_name(root.turn());
+    let opp = color_name(!root.turn());
+    println!("{}", line.answer.text());
+    if line.replies.is_empty() {
+        println!("{stm} to move has no legal move: it has won");
+        return Ok(());
+    }
+    let lost = line.replies.iter().filter(|r| r.loses()).count();
+    match line.answer {
+        Answer::Loss => println!(
+            "{stm} to move loses: {opp} wins after each move ({})",
+            line.replies.len()
+        ),
+        Answer::Win => println!("{stm} to move wins"),
+        Answer::NotAWin => println!(
+            "{stm} to move is not lost: {opp} cannot force a win after some move ({lost} of {} moves lose)",
+            line.replies.len()
+        ),
+        Answer::Unknown => println!(
+            "undecided: {lost} of {} moves proven to lose",
+            line.replies.len()
+        ),
+    }
+    let (mut nodes, mut proof_nodes) = (0u64, 0usize);
+    for r in &line.replies {
+        let Some(rep) = &r.report else {
+            println!("  {} not searched (interrupted)", r.mv.uci());
+            continue;
+        };
+        nodes += rep.nodes;
+        let what = match rep.answer {
+            Answer::Win => format!("{opp} wins"),
+            Answer::Loss => format!("{stm} wins"),
+            Answer::NotAWin => format!("{opp} cannot force a win"),
+            Answer::Unknown => "unknown (budget exhausted)".to_string(),
+        };
+        let proof = match &rep.proof {
+            Some(p) => {
+                proof_nodes += p.size();
+                format!(", proof {} nodes", p.size())
+            }
+            None => String::new(),
+        };
+        println!(
+            "  {} {what}: {} nodes, {:.3} s{proof}",
+            r.mv.uci(),
+            rep.nodes,
+            rep.time.as_secs_f64()
+        );
+    }
+    println!(
+        "nodes {nodes} expanded in all, time {:.3} s",
+        line.time.as_secs_f64()
+    );
+    if let Some(p) = &line.proof {
+        let s = p.stats();
+        println!(
+            "proof of the line {} nodes ({} or, {} and, {} end, {} table), depth {} plies; the moves' proofs had {proof_nodes} nodes, {} shared",
+            s.nodes,
+            s.or_nodes,
+            s.and_nodes,
+            s.end_leaves,
+            s.table_leaves,
+            s.depth,
+            line.shared_nodes
+        );
+    }
+    match (&args.proof, &line.proof) {
+        (Some(path), Some(p)) => {
+            let comment = format!(
+                "{} for {stm} to move, every move proven on its own; found by antitb prove --all in {:.3} s, {nodes} nodes",
+                line.answer.text(),
+                line.time.as_secs_f64()
+            );
+            write_proof(path, p, &comment)?;
+            println!("proof written to {}", path.display());
+        }
+        (Some(_), None) => {
+            println!("no proof file written: only win and loss answers come with a proof")
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Write a proof to `path` through a temporary file in the same directory, renamed into place
+/// once complete: a failed write never leaves a truncated proof under the name.
+fn write_proof(path: &Path, proof: &Proof, comment: &str) -> Result<(), String> {
+    let name = path.file_name().ok_or_else(|| {
+        format!(
+            "cannot write a proof to {}: not a file name",
+            path.display()
+        )
+    })?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = (|| {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = std::io::BufWriter::new(file);
+        proof.write(&mut w, comment)?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    })();
+    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(format!("cannot write {}: {e}", path.display()));
     }
     Ok(())
 }

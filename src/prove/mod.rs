@@ -45,6 +45,11 @@
 //!   root must survive; [`Report::disproof_size`] is the size of the set. `driver.rs` runs the
 //!   searches, the extraction and the certificate in turn.
 //!
+//! # Lines (`line.rs`)
+//! [`prove_line`] proves every move of the side to move on its own (the defender's replies of an
+//! opening line: `prove --all`), each with its own budget, and merges the proofs of a lost line
+//! into one whose root is an AND node over every move, each position written once.
+//!
 //! # Proof files (`proof.rs`) and the checker (`check.rs`)
 //! [`Proof::write`] writes the proof in the text format below; [`check::check`] reads such a file
 //! and re-plays it with the rules core alone, re-probing table leaves. The checker shares no code
@@ -58,11 +63,13 @@ mod dfpn;
 mod driver;
 mod extract;
 pub mod hash;
+mod line;
 mod parallel;
 mod path;
 mod proof;
 pub mod tt;
 
+pub use line::{LineReport, Reply, prove_line};
 pub use proof::{Proof, Step};
 
 use crate::probe::{ProbeError, Tablebase};
