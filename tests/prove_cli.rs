@@ -223,17 +223,20 @@ fn all_replies_of_a_line_are_proven_and_written_as_one_proof() {
     let dir = scratch("line");
     let proof = dir.join("line.proof");
     let line = "e2e3 b7b5 f1b5 a7a6 b5a6";
-    let o = antitb(&[
-        "prove",
-        "--all",
-        "--moves",
-        line,
-        "--memory",
-        "8",
-        "-q",
-        "--proof",
-        s(&proof),
-    ]);
+    let prove_line = |to: &Path| {
+        antitb(&[
+            "prove",
+            "--all",
+            "--moves",
+            line,
+            "--memory",
+            "8",
+            "-q",
+            "--proof",
+            s(to),
+        ])
+    };
+    let o = prove_line(&proof);
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert_eq!(out.lines().next(), Some("loss"), "{out}");
@@ -259,17 +262,7 @@ fn all_replies_of_a_line_are_proven_and_written_as_one_proof() {
 
     // An unwritable proof path: one line naming it, no file and no temporary left behind.
     let missing = dir.join("no-such-dir").join("line.proof");
-    let o = antitb(&[
-        "prove",
-        "--all",
-        "--moves",
-        line,
-        "--memory",
-        "8",
-        "-q",
-        "--proof",
-        s(&missing),
-    ]);
+    let o = prove_line(&missing);
     assert_eq!(o.status.code(), Some(2), "{}", stdout(&o));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");

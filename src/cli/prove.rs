@@ -262,24 +262,15 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
             println!("  {} {}", m.uci(), status_text(*s));
         }
     }
-    match (&args.proof, &report.proof) {
-        (Some(path), Some(p)) => {
-            let comment = format!(
-                "{} for {} to move; found by antitb prove in {:.3} s, {} nodes",
-                report.answer.text(),
-                stm,
-                started.elapsed().as_secs_f64(),
-                report.nodes
-            );
-            write_proof(path, p, &comment)?;
-            println!("proof written to {}", path.display());
-        }
-        (Some(_), None) => {
-            println!("no proof file written: only win and loss answers come with a proof")
-        }
-        _ => {}
-    }
-    Ok(())
+    save_proof(args.proof.as_deref(), report.proof.as_ref(), || {
+        format!(
+            "{} for {} to move; found by antitb prove in {:.3} s, {} nodes",
+            report.answer.text(),
+            stm,
+            started.elapsed().as_secs_f64(),
+            report.nodes
+        )
+    })
 }
 
 /// `prove --all`: every move of the side to move proven on its own, reported move by move, and
@@ -375,14 +366,24 @@ fn run_line(
             line.shared_nodes
         );
     }
-    match (&args.proof, &line.proof) {
+    save_proof(args.proof.as_deref(), line.proof.as_ref(), || {
+        format!(
+            "{} for {stm} to move, every move proven on its own; found by antitb prove --all in {:.3} s, {nodes} nodes",
+            line.answer.text(),
+            line.time.as_secs_f64()
+        )
+    })
+}
+
+/// Write the proof, if there is one, where `--proof` asks (`comment` heads the file).
+fn save_proof(
+    path: Option<&Path>,
+    proof: Option<&Proof>,
+    comment: impl FnOnce() -> String,
+) -> Result<(), String> {
+    match (path, proof) {
         (Some(path), Some(p)) => {
-            let comment = format!(
-                "{} for {stm} to move, every move proven on its own; found by antitb prove --all in {:.3} s, {nodes} nodes",
-                line.answer.text(),
-                line.time.as_secs_f64()
-            );
-            write_proof(path, p, &comment)?;
+            write_proof(path, p, &comment())?;
             println!("proof written to {}", path.display());
         }
         (Some(_), None) => {
