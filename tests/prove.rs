@@ -523,8 +523,8 @@ fn a_line_proves_every_move_and_merges_their_proofs() {
         if moves.len() < 2 {
             continue;
         }
-        let line =
-            prove::prove_line(&pos, &[], &two, &opts(150_000), &mut |_, _| {}).expect("prove runs");
+        let line = prove::prove_line(&pos, &[], &two, &opts(150_000), None, &mut |_, _| {})
+            .expect("prove runs");
         let listed: Vec<_> = line.replies.iter().map(|r| r.mv).collect();
         assert_eq!(listed, moves.iter().copied().collect::<Vec<_>>(), "{pos}");
         let mut open = false;
@@ -564,6 +564,9 @@ fn a_line_proves_every_move_and_merges_their_proofs() {
         assert_eq!((proof.prover, proof.root), (winner, pos));
         let text = proof.to_text("line");
         check::check(&text, &two).unwrap_or_else(|e| panic!("line {pos} rejected: {e}\n{text}"));
+        // Read back (as the proof library does), it is the same proof.
+        let read = Proof::from_text(&text).unwrap_or_else(|e| panic!("{pos}: {e}"));
+        assert_eq!(read.to_text("line"), text, "{pos}");
         if line.answer == Answer::Loss {
             lost += 1;
             let parts: usize = line

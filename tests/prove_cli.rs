@@ -271,3 +271,103 @@ fn all_replies_of_a_line_are_proven_and_written_as_one_proof() {
     assert_eq!(left.len(), 1, "only line.proof: {left:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `prove --all --library DIR`: each move's proof is kept in the library; a second run searches
+/// nothing and writes the same line; a damaged or misplaced library file is reported, proven
+/// again and replaced; an unwritable library is refused before any search.
+#[test]
+fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
+    let dir = scratch("library");
+    let lib = dir.join("lib");
+    let line = "e2e3 b7b5 f1b5 a7a6 b5a6";
+    let run = |proof: &Path| {
+        let o = antitb(&[
+            "prove",
+            "--all",
+            "--moves",
+            line,
+            "--memory",
+            "8",
+            "-q",
+            "--library",
+            s(&lib),
+            "--proof",
+            s(proof),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let first = run(&dir.join("first.proof"));
+    assert_eq!(first.lines().next(), Some("loss"), "{first}");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 3, "one proof per move: {files:?}");
+    for f in &files {
+        let o = antitb(&["check-proof", s(f)]);
+        assert!(o.status.success(), "{}: {}", f.display(), stderr(&o));
+    }
+
+    let second = run(&dir.join("second.proof"));
+    assert_eq!(second.lines().next(), Some("loss"), "{second}");
+    let stored = second
+        .lines()
+        .filter(|l| l.contains("from the proof library"));
+    assert_eq!(stored.count(), 3, "{second}");
+    assert!(second.contains("nodes 0 expanded"), "{second}");
+    let body = |p: &str| {
+        let t = std::fs::read_to_string(dir.join(p)).unwrap();
+        t.lines()
+            .filter(|l| !l.starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(body("first.proof"), body("second.proof"));
+
+    // One file truncated, another replaced by a proof of a different position.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    std::fs::write(&files[0], &text[..text.len() / 2]).unwrap();
+    std::fs::copy(&files[2], &files[1]).unwrap();
+    let third = run(&dir.join("third.proof"));
+    assert_eq!(third.lines().next(), Some("loss"), "{third}");
+    let notes: Vec<&str> = third
+        .lines()
+        .filter(|l| l.contains("library file not used"))
+        .collect();
+    assert_eq!(notes.len(), 2, "{third}");
+    assert!(notes.iter().any(|l| l.contains("rejected")), "{third}");
+    assert!(
+        notes.iter().any(|l| l.contains("another position")),
+        "{third}"
+    );
+    assert_eq!(body("first.proof"), body("third.proof"));
+    for f in &files {
+        let o = antitb(&["check-proof", s(f)]);
+        assert!(
+            o.status.success(),
+            "replaced {}: {}",
+            f.display(),
+            stderr(&o)
+        );
+    }
+
+    // A library that cannot be created: one line, before any search.
+    let blocker = dir.join("file");
+    std::fs::write(&blocker, "").unwrap();
+    let o = antitb(&[
+        "prove",
+        "--all",
+        "--moves",
+        line,
+        "-q",
+        "--library",
+        &format!("{}/lib", s(&blocker)),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("proof library"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

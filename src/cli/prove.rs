@@ -2,6 +2,7 @@
 //! independent checker of its proof files).
 
 use antitb::probe::Tablebase;
+use antitb::prove::library::{ProofLibrary, write_proof};
 use antitb::prove::{
     self, Answer, LineReport, MoveStatus, NoTables, Options, Oracle, Progress, Proof, check,
 };
@@ -44,6 +45,11 @@ pub struct ProveArgs {
     /// (a defender's replies: --all --moves e2e3); report each and write one proof of the line
     #[arg(long)]
     all: bool,
+    /// With --all: a directory of proofs kept between runs; moves whose position has a
+    /// proof there (checked first) are not searched again, and each new proof is added as
+    /// soon as its move is proven
+    #[arg(long, requires = "all")]
+    library: Option<PathBuf>,
     /// No progress output
     #[arg(long, short)]
     quiet: bool,
@@ -297,8 +303,14 @@ fn run_line(
             );
         }
     };
+    let library = args
+        .library
+        .as_deref()
+        .map(ProofLibrary::open)
+        .transpose()?;
     let line: LineReport =
-        prove::prove_line(root, history, oracle, opts, &mut progress).map_err(|e| e.to_string())?;
+        prove::prove_line(root, history, oracle, opts, library.as_ref(), &mut progress)
+            .map_err(|e| e.to_string())?;
     let stm = color_name(root.turn());
     let opp = color_name(!root.turn());
     println!("{}", line.answer.text());
@@ -324,6 +336,9 @@ fn run_line(
     }
     let (mut nodes, mut proof_nodes) = (0u64, 0usize);
     for r in &line.replies {
+        if let Some(why) = &r.library_rejected {
+            println!("  {} library file not used: {why}", r.mv.uci());
+        }
         let Some(rep) = &r.report else {
             println!("  {} not searched (interrupted)", r.mv.uci());
             continue;
@@ -342,12 +357,16 @@ fn run_line(
             }
             None => String::new(),
         };
-        println!(
-            "  {} {what}: {} nodes, {:.3} s{proof}",
-            r.mv.uci(),
-            rep.nodes,
-            rep.time.as_secs_f64()
-        );
+        if r.from_library {
+            println!("  {} {what}: from the proof library{proof}", r.mv.uci());
+        } else {
+            println!(
+                "  {} {what}: {} nodes, {:.3} s{proof}",
+                r.mv.uci(),
+                rep.nodes,
+                rep.time.as_secs_f64()
+            );
+        }
     }
     println!(
         "nodes {nodes} expanded in all, time {:.3} s",
@@ -383,39 +402,14 @@ fn save_proof(
 ) -> Result<(), String> {
     match (path, proof) {
         (Some(path), Some(p)) => {
-            write_proof(path, p, &comment())?;
+            write_proof(path, p, &comment())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             println!("proof written to {}", path.display());
         }
         (Some(_), None) => {
             println!("no proof file written: only win and loss answers come with a proof")
         }
         _ => {}
-    }
-    Ok(())
-}
-
-/// Write a proof to `path` through a temporary file in the same directory, renamed into place
-/// once complete: a failed write never leaves a truncated proof under the name.
-fn write_proof(path: &Path, proof: &Proof, comment: &str) -> Result<(), String> {
-    let name = path.file_name().ok_or_else(|| {
-        format!(
-            "cannot write a proof to {}: not a file name",
-            path.display()
-        )
-    })?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let written = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = std::io::BufWriter::new(file);
-        proof.write(&mut w, comment)?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()
-    })();
-    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("cannot write {}: {e}", path.display()));
     }
     Ok(())
 }

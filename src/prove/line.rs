@@ -7,6 +7,7 @@
 //! win for the opponent, their proofs become one: an AND root listing every reply, with the
 //! positions the replies' proofs share written once (FORMAT.md: one node per position).
 
+use super::library::{ProofLibrary, Stored};
 use super::proof::{Proof, Step};
 use super::{Answer, Options, Oracle, Progress, ProveError, Report};
 use crate::rules::{Board, Color, Move, Position, Square};
@@ -21,6 +22,10 @@ pub struct Reply {
     pub mv: Move,
     /// `None` when the search stopped (Ctrl-C) before this reply was searched.
     pub report: Option<Report>,
+    /// The proof came from the proof library (no search).
+    pub from_library: bool,
+    /// A library file of this position that could not be used (it was proven again).
+    pub library_rejected: Option<String>,
 }
 
 impl Reply {
@@ -60,6 +65,9 @@ pub struct LineReport {
 /// `history` is as for [`super::prove`]; each reply's search also treats a return to `root` as
 /// a repetition. `progress` gets the reply being searched with each progress report.
 ///
+/// With a `library`, a move whose position has a proof there is not searched, and each proof
+/// found is added as soon as its move is done.
+///
 /// A root whose side to move has no legal move has already won: the report has no replies and
 /// the answer [`Answer::Win`] without a proof (there is no line to prove).
 pub fn prove_line(
@@ -67,20 +75,37 @@ pub fn prove_line(
     history: &[Position],
     oracle: &dyn Oracle,
     opts: &Options,
+    library: Option<&ProofLibrary>,
     progress: &mut (dyn FnMut(Move, &Progress) + Send),
 ) -> Result<LineReport, ProveError> {
     let start = Instant::now();
     let mut replies = Vec::new();
     for &mv in root.legal_moves().iter() {
+        let child = root.after(&mv);
+        let mut reply = Reply {
+            mv,
+            report: None,
+            from_library: false,
+            library_rejected: None,
+        };
+        match library.map(|l| l.get(&child, oracle)) {
+            Some(Stored::Proof(proof)) => {
+                reply.report = Some(stored_report(&child, proof));
+                reply.from_library = true;
+                replies.push(reply);
+                continue;
+            }
+            Some(Stored::Rejected(why)) => reply.library_rejected = Some(why),
+            Some(Stored::Absent) | None => {}
+        }
         if opts
             .stop
             .as_ref()
             .is_some_and(|s| s.load(Ordering::Relaxed))
         {
-            replies.push(Reply { mv, report: None });
+            replies.push(reply);
             continue;
         }
-        let child = root.after(&mv);
         let child_history: Vec<Position> = if mv.is_zeroing() {
             Vec::new()
         } else {
@@ -89,10 +114,17 @@ pub fn prove_line(
         let report = super::prove(&child, &child_history, oracle, opts, &mut |p| {
             progress(mv, p)
         })?;
-        replies.push(Reply {
-            mv,
-            report: Some(report),
-        });
+        if let (Some(lib), Some(proof)) = (library, &report.proof) {
+            let comment = format!(
+                "{} for the side to move; found by antitb prove in {:.3} s, {} nodes",
+                report.answer.text(),
+                report.time.as_secs_f64(),
+                report.nodes
+            );
+            lib.put(proof, &comment).map_err(ProveError::Library)?;
+        }
+        reply.report = Some(report);
+        replies.push(reply);
     }
     let mut out = LineReport {
         answer: Answer::Unknown,
@@ -135,6 +167,29 @@ pub fn prove_line(
     }
     out.time = start.elapsed();
     Ok(out)
+}
+
+/// The report of a move whose proof came from the library: no search.
+fn stored_report(child: &Position, proof: Proof) -> Report {
+    Report {
+        answer: if proof.prover == child.turn() {
+            Answer::Win
+        } else {
+            Answer::Loss
+        },
+        proof: Some(proof),
+        disproof_size: None,
+        nodes: 0,
+        evaluated: 0,
+        probes: 0,
+        time: Duration::ZERO,
+        root_moves: Vec::new(),
+        root_pn: 0,
+        root_dn: 0,
+        tt_used: 0,
+        tt_capacity: 0,
+        note: Some("from the proof library".to_string()),
+    }
 }
 
 /// A position as the checker compares it: placement, side to move, en-passant square.

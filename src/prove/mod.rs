@@ -48,7 +48,9 @@
 //! # Lines (`line.rs`)
 //! [`prove_line`] proves every move of the side to move on its own (the defender's replies of an
 //! opening line: `prove --all`), each with its own budget, and merges the proofs of a lost line
-//! into one whose root is an AND node over every move, each position written once.
+//! into one whose root is an AND node over every move, each position written once. A proof
+//! library (`library.rs`, `prove --all --library DIR`) keeps each move's proof on disk as soon
+//! as it is found, so a line is proven over several runs.
 //!
 //! # Proof files (`proof.rs`) and the checker (`check.rs`)
 //! [`Proof::write`] writes the proof in the text format below; [`check::check`] reads such a file
@@ -63,6 +65,7 @@ mod dfpn;
 mod driver;
 mod extract;
 pub mod hash;
+pub mod library;
 mod line;
 mod parallel;
 mod path;
@@ -243,6 +246,8 @@ pub enum ProveError {
     Memory(String),
     /// The search thread could not start or died.
     Thread(String),
+    /// A proof could not be added to the proof library.
+    Library(String),
 }
 
 impl std::fmt::Display for ProveError {
@@ -251,6 +256,7 @@ impl std::fmt::Display for ProveError {
             ProveError::Table(e) => write!(f, "table probe failed: {e}"),
             ProveError::Memory(e) => f.write_str(e),
             ProveError::Thread(e) => write!(f, "search thread: {e}"),
+            ProveError::Library(e) => f.write_str(e),
         }
     }
 }

@@ -1,7 +1,8 @@
 //! A proof in memory (a DAG with one node per position) and its writer (format: `FORMAT.md`).
 
+use crate::rules::notation::parse_uci;
 use crate::rules::{Color, Move, Position};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 
 /// One node of a proof. Children are node numbers in [`Proof::steps`].
@@ -160,5 +161,103 @@ impl Proof {
         self.write(&mut buf, comment)
             .expect("writing to memory cannot fail");
         String::from_utf8(buf).expect("the proof text is ASCII")
+    }
+
+    /// Read a proof written in the text format of `FORMAT.md`, as [`Proof::write`] writes it.
+    /// This reads, it does not check: run [`super::check::check`] on the text first (a file
+    /// that passes it always reads); anything else that does not read is an error message.
+    pub fn from_text(text: &str) -> Result<Proof, String> {
+        let mut lines = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'));
+        if lines.next() != Some("antitb-proof 1") {
+            return Err("not an antitb proof (version 1)".to_string());
+        }
+        let root: Position = lines
+            .next()
+            .and_then(|l| l.strip_prefix("root "))
+            .ok_or("missing root line")?
+            .trim()
+            .parse()
+            .map_err(|e| format!("bad root: {e}"))?;
+        let prover = match lines.next() {
+            Some("prover white") => Color::White,
+            Some("prover black") => Color::Black,
+            _ => return Err("missing prover line".to_string()),
+        };
+        let mut nodes: HashMap<u32, Vec<&str>> = HashMap::new();
+        for l in lines {
+            let mut tok = l.split_whitespace();
+            let id = tok.next().and_then(|t| t.parse::<u32>().ok());
+            let id = id.ok_or_else(|| format!("bad node line '{l}'"))?;
+            nodes.insert(id, tok.collect());
+        }
+        // Post-order from the root (children before parents), replaying the moves.
+        const UNSET: u32 = u32::MAX;
+        let mut number: HashMap<u32, u32> = HashMap::new();
+        let mut steps = Vec::with_capacity(nodes.len());
+        let mut stack = vec![(0u32, root, false)];
+        while let Some((id, pos, expanded)) = stack.pop() {
+            match number.get(&id) {
+                // Met again above its own exit: it is its own descendant.
+                Some(&UNSET) if !expanded => {
+                    return Err(format!("a cycle through node {id}"));
+                }
+                Some(&UNSET) | None => {}
+                Some(_) => continue,
+            }
+            let tok = nodes
+                .get(&id)
+                .ok_or_else(|| format!("node {id} is not defined"))?;
+            let edges = match tok.first().copied() {
+                Some("or") | Some("and") => tok[1..]
+                    .chunks(2)
+                    .map(|e| match e {
+                        [m, c] => {
+                            let mv = parse_uci(&pos, m)
+                                .map_err(|_| format!("node {id}: illegal move {m} in {pos}"))?;
+                            let child = c
+                                .parse::<u32>()
+                                .map_err(|_| format!("node {id}: bad child"))?;
+                            Ok((mv, child))
+                        }
+                        _ => Err(format!("node {id}: a move without a child")),
+                    })
+                    .collect::<Result<Vec<(Move, u32)>, String>>()?,
+                _ => Vec::new(),
+            };
+            if !expanded {
+                number.insert(id, UNSET);
+                stack.push((id, pos, true));
+                for &(mv, child) in edges.iter().rev() {
+                    stack.push((child, pos.after(&mv), false));
+                }
+                continue;
+            }
+            let to = |c: &u32| number.get(c).copied().filter(|&n| n != UNSET);
+            let step = match tok.first().copied() {
+                Some("or") if edges.len() == 1 => {
+                    Step::Or(edges[0].0, to(&edges[0].1).ok_or("unread child")?)
+                }
+                Some("and") => Step::And(
+                    edges
+                        .iter()
+                        .map(|(m, c)| Ok((*m, to(c).ok_or("unread child")?)))
+                        .collect::<Result<_, String>>()?,
+                ),
+                Some("end") => Step::End,
+                Some("table") => Step::Table(
+                    tok.get(1)
+                        .and_then(|v| v.trim_start_matches('+').parse::<i8>().ok())
+                        .ok_or_else(|| format!("node {id}: bad table value"))?,
+                ),
+                _ => return Err(format!("node {id}: cannot read '{}'", tok.join(" "))),
+            };
+            number.insert(id, steps.len() as u32);
+            steps.push(step);
+        }
+        let root_id = steps.len() as u32 - 1;
+        Ok(Proof::new(root, prover, steps, root_id))
     }
 }
