@@ -366,6 +366,9 @@ fn run_line(
                 rep.nodes,
                 rep.time.as_secs_f64()
             );
+            if let Some(note) = &rep.note {
+                println!("    note: {note}");
+            }
         }
     }
     println!(
