@@ -215,6 +215,11 @@ impl<'a> Searcher<'a> {
         self.tt.get(key ^ self.prover_word)
     }
 
+    /// The move first recorded as proving the OR node `key` for this prover.
+    pub fn proved_move(&self, key: u64) -> Option<u16> {
+        self.tt.proved_move(key ^ self.prover_word)
+    }
+
     /// Store numbers for the position with Zobrist key `key`.
     pub fn store(&mut self, key: u64, numbers: Numbers, work: u32, best: u16) {
         self.tt.put(
@@ -477,6 +482,9 @@ impl<'a> Searcher<'a> {
         } else {
             NO_MOVE
         };
+        if or && numbers.pn == 0 {
+            self.tt.record_proof(key ^ self.prover_word, best, work);
+        }
         self.store(key, numbers, work, best);
         Ok(numbers)
     }

@@ -1,7 +1,9 @@
 //! Proof extraction: turn the table's claim that the root is proved into an acyclic [`Proof`],
 //! one node per position, depth first, never entering a position of the extraction path (or of
-//! the game history). Where the table's proof went through such a position, or was overwritten,
-//! the node is searched again with the extraction path as history.
+//! the game history). At OR nodes it follows the move that first proved the node (kept apart
+//! from the entries, [`super::tt::Tt::record_proof`]), then the table's best move, then any that
+//! looks proved. Where the proof so found went through a position of the path, or was
+//! overwritten, the node is searched again with the extraction path as history.
 
 use super::ProveError;
 use super::dfpn::{Leaf, Searcher};
@@ -77,14 +79,25 @@ impl Extraction<'_, '_> {
         Ok(Some(id))
     }
 
-    /// The prover's move: the table's best move first, then any other that looks proved.
+    /// The prover's move: the one that first proved the node, the table's best move, then any
+    /// other that looks proved.
     fn or_node(&mut self, pos: &Position, key: u64) -> Result<Option<Step>, ProveError> {
         let moves = pos.legal_moves();
         for attempt in 0..2 {
+            // First the move that first proved this node (its proof is older than the node's,
+            // so following these moves never closes a cycle unless the line was replaced or a
+            // key confused); then the table's best move; then any other that looks proved.
+            let recorded = match self.searcher.proved_move(key) {
+                Some(r) if attempt == 0 => usize::from(r),
+                _ => usize::from(NO_MOVE),
+            };
             let hint = self.searcher.entry(key).map_or(NO_MOVE, |e| e.best) as usize;
-            let order = std::iter::once(hint)
-                .filter(|&h| h < moves.len())
-                .chain((0..moves.len()).filter(|&i| i != hint));
+            let mut order: Vec<usize> = Vec::with_capacity(moves.len());
+            for i in [recorded, hint].into_iter().chain(0..moves.len()) {
+                if i < moves.len() && !order.contains(&i) {
+                    order.push(i);
+                }
+            }
             for i in order {
                 let m = moves[i];
                 let c = pos.after(&m);
@@ -92,7 +105,8 @@ impl Extraction<'_, '_> {
                 if self.on_path.contains(&ck) {
                     continue;
                 }
-                let promising = self.done.contains_key(&ck)
+                let promising = i == recorded
+                    || self.done.contains_key(&ck)
                     || self.searcher.entry(ck).is_some_and(|e| e.pn == 0)
                     || matches!(self.searcher.leaf(&c)?, Leaf::Won(_));
                 if !promising {

@@ -36,9 +36,10 @@
 //! optimistic: a child repeating a position of the path counts as disproved, and disproofs found
 //! that way are stored like any other. No answer is taken from the table on trust, though:
 //! - a win is *extracted* (`extract.rs`) as an acyclic graph with one node per position, depth
-//!   first, never entering a position of the extraction path; where the table's proof went
-//!   through one, the node is searched again with the extraction path as history. `win` and
-//!   `loss` are only answered with such a proof in hand;
+//!   first, never entering a position of the extraction path, following the move that first
+//!   proved each OR node (kept apart from the table's entries, so that they outlive replacement);
+//!   where that proof went through a position of the path, the node is searched again with the
+//!   extraction path as history. `win` and `loss` are only answered with such a proof in hand;
 //! - `not a win` is *certified* (`certify.rs`): the disproved entries reachable from the root are
 //!   closed under "every prover move stays inside or fails at a leaf, some defender reply does"
 //!   (a greatest fixed point, so cycles inside the set count as endless play, never as wins). The
@@ -156,7 +157,8 @@ pub struct Options {
     pub max_nodes: Option<u64>,
     /// Stop after this much time.
     pub time: Option<Duration>,
-    /// Bytes for the transposition table.
+    /// Bytes for the transposition table (a sixteenth of them hold the moves that proved OR
+    /// nodes).
     pub memory: usize,
     /// Set from outside (Ctrl-C) to stop with the best information so far.
     pub stop: Option<Arc<AtomicBool>>,
