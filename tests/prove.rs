@@ -318,7 +318,6 @@ fn short_opening_wins_from_the_start_position() {
         ("e2e4 b7b5", Answer::Loss),
         ("d2d4 e7e5", Answer::Loss),
     ];
-    let mut decided_on_two = 0;
     for (line, expect) in lines {
         let mut pos = Position::startpos();
         for m in line.split_whitespace() {
@@ -327,13 +326,13 @@ fn short_opening_wins_from_the_start_position() {
         }
         let r = run(&pos, &three, 100_000);
         assert_eq!(r.answer, expect, "after {line}");
-        // Two threads search a schedule-dependent tree: within the budget they may leave a line
-        // undecided, but never decide it otherwise.
-        let r2 = run_threads(&pos, &three, 100_000, 2);
-        if r2.answer != Answer::Unknown {
-            assert_eq!(r2.answer, expect, "after {line}, 2 threads");
+        // Two threads search a schedule-dependent tree, to the same answer every time. (They once left a
+        // line unknown now and then: a helper thread solving the root stopped the main thread,
+        // and the certificate and the search for a loss took that for a spent budget.)
+        for _ in 0..4 {
+            let r2 = run_threads(&pos, &three, 100_000, 2);
+            assert_eq!(r2.answer, expect, "after {line}, 2 threads: {:?}", r2.note);
             checked(&r2, &pos, &three);
-            decided_on_two += 1;
         }
         let text = checked(&r, &pos, &three);
         let s = r.proof.as_ref().unwrap().stats();
@@ -347,11 +346,6 @@ fn short_opening_wins_from_the_start_position() {
             text.len()
         );
     }
-    // Most lines are decided on two threads too (all of them in the runs seen so far but one).
-    assert!(
-        decided_on_two >= lines.len() - 2,
-        "{decided_on_two} decided on 2 threads"
-    );
 }
 
 // ---------------------------------------------------------------------------------------------

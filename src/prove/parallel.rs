@@ -87,13 +87,16 @@ pub(super) fn search_root<'a>(
         return Err(e);
     }
     let n = n.expect("the main thread searched")?;
+    // The main thread may have stopped because a helper solved the root, not for the budget:
+    // what follows (the extraction, the certificate, the search for a loss) must not take that
+    // for a spent budget. The budget is looked at again at the next node.
+    s.aborted = false;
+    s.recheck_budget();
     if n.is_solved() {
         return Ok(n);
     }
     // A helper solved the root (or the budget ran out): read what the table holds, searching on
     // where it was overwritten, within what is left of the budget.
-    s.aborted = false;
-    s.recheck_budget();
     s.search_root(root)
 }
 
