@@ -29,8 +29,9 @@
 //! prover still has to give away.
 //!
 //! With [`Options::threads`] above 1 the root search runs on several threads over one
-//! lock-free transposition table (`parallel.rs`): each thread steers away from children another
-//! is searching (virtual proof numbers); what follows the root search runs on one thread.
+//! lock-free transposition table (`parallel.rs`): each thread steers away from the defender's
+//! replies another is searching (virtual disproof numbers); what follows the root search runs
+//! on one thread.
 //!
 //! Transpositions and repetitions (the graph-history interaction). The search itself is
 //! optimistic: a child repeating a position of the path counts as disproved, and disproofs found

@@ -1,6 +1,6 @@
 //! The root search on several threads: helper threads run the same df-pn from the root over the
-//! main thread's transposition table, each steering away from children another thread is in
-//! (virtual proof and disproof numbers, [`super::dfpn::select`]), so what one thread solves the
+//! main thread's transposition table, each steering away from defender's replies another thread
+//! is in (virtual disproof numbers, [`super::dfpn::select`]), so what one thread solves the
 //! others read from the table. The main thread keeps the budget and the progress; when its search
 //! returns or a helper solves the root, the helpers stop and the main thread reads the root's
 //! result with a search of its own (from the table, usually at once). Everything after the root
