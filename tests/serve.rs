@@ -390,8 +390,8 @@ fn unreadable_table_files_are_500_named_in_the_log_only() {
             );
             assert!(!a.text().contains('\n'));
         }
-        let log = server.log();
         let path = dir.join(file);
+        let log = server.log_with(&path.to_string_lossy());
         assert!(
             log.contains(&*path.to_string_lossy()),
             "the log names {}: {log}",

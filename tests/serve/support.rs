@@ -258,6 +258,19 @@ impl Server {
         self.log.lock().expect("log lock").join("\n")
     }
 
+    /// The log once it contains `needle`, or as it is after 10 s: the server may answer before
+    /// its log line has come through the pipe and the reader thread.
+    pub fn log_with(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let log = self.log();
+            if log.contains(needle) || start.elapsed() > Duration::from_secs(10) {
+                return log;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     /// Send `signal` and wait (at most 20 s) for the process to exit.
     pub fn stop(mut self, signal: i32) -> ExitStatus {
         let mut child = self.child.take().expect("running");
