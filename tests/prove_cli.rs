@@ -371,3 +371,75 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
     assert!(err.contains("proof library"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_proof_library_serves_one_position_and_the_lines_through_it() {
+    let dir = scratch("library-one");
+    let lib = dir.join("lib");
+    let prove_one = || {
+        let o = antitb(&[
+            "prove",
+            "--moves",
+            "e2e3 b7b5 f1b5 a7a6",
+            "--memory",
+            "8",
+            "-q",
+            "--library",
+            s(&lib),
+        ]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        stdout(&o)
+    };
+    let first = prove_one();
+    assert_eq!(first.lines().next(), Some("win"), "{first}");
+    assert!(!first.contains("from the proof library"), "{first}");
+    let files: Vec<PathBuf> = std::fs::read_dir(&lib)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let o = antitb(&["check-proof", s(&files[0])]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("White wins from"),
+        "the stored proof is White's win: {}",
+        stdout(&o)
+    );
+
+    let second = prove_one();
+    assert_eq!(second.lines().next(), Some("win"), "{second}");
+    assert!(second.contains("from the proof library"), "{second}");
+    assert!(second.contains("nodes 0 expanded"), "{second}");
+
+    // The same file serves the line through that position: its reply a7a6 is not searched.
+    let o = antitb(&[
+        "prove",
+        "--all",
+        "--moves",
+        "e2e3 b7b5 f1b5",
+        "--memory",
+        "8",
+        "--max-nodes",
+        "1000",
+        "-q",
+        "--library",
+        s(&lib),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = stdout(&o);
+    assert!(
+        line.lines()
+            .any(|l| l.contains("a7a6") && l.contains("from the proof library")),
+        "{line}"
+    );
+
+    // A damaged file is reported, the position proven again and the file replaced.
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    std::fs::write(&files[0], &text[..text.len() / 3]).unwrap();
+    let third = prove_one();
+    assert_eq!(third.lines().next(), Some("win"), "{third}");
+    assert!(third.contains("library file not used"), "{third}");
+    let o = antitb(&["check-proof", s(&files[0])]);
+    assert!(o.status.success(), "replaced: {}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

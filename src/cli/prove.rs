@@ -45,10 +45,10 @@ pub struct ProveArgs {
     /// (a defender's replies: --all --moves e2e3); report each and write one proof of the line
     #[arg(long)]
     all: bool,
-    /// With --all: a directory of proofs kept between runs; moves whose position has a
-    /// proof there (checked first) are not searched again, and each new proof is added as
-    /// soon as its move is proven
-    #[arg(long, requires = "all")]
+    /// A directory of proofs kept between runs: a position with a proof there (checked
+    /// first) is not searched again, and each new proof is added as soon as it is found
+    /// (with --all: one per move)
+    #[arg(long)]
     library: Option<PathBuf>,
     /// No progress output
     #[arg(long, short)]
@@ -211,12 +211,36 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
             );
         }
     };
+    let library = args
+        .library
+        .as_deref()
+        .map(ProofLibrary::open)
+        .transpose()?;
     let started = Instant::now();
-    let report =
-        prove::prove(&root, &history, oracle, &opts, &mut progress).map_err(|e| e.to_string())?;
+    let found = prove::prove_stored(
+        &root,
+        &history,
+        oracle,
+        &opts,
+        library.as_ref(),
+        &mut progress,
+    )
+    .map_err(|e| e.to_string())?;
     let interrupted = stop.load(Ordering::Relaxed);
+    let rejected = || {
+        if let Some(why) = &found.library_rejected {
+            println!("library file not used: {why}");
+        }
+    };
+    let Some(report) = &found.report else {
+        println!("{}", Answer::Unknown.text());
+        rejected();
+        println!("interrupted (Ctrl-C) before an answer");
+        return Ok(());
+    };
 
     println!("{}", report.answer.text());
+    rejected();
     let stm = color_name(root.turn());
     match report.answer {
         Answer::Win => println!("{stm} to move wins"),

@@ -82,49 +82,20 @@ pub fn prove_line(
     let mut replies = Vec::new();
     for &mv in root.legal_moves().iter() {
         let child = root.after(&mv);
-        let mut reply = Reply {
-            mv,
-            report: None,
-            from_library: false,
-            library_rejected: None,
-        };
-        match library.map(|l| l.get(&child, oracle)) {
-            Some(Stored::Proof(proof)) => {
-                reply.report = Some(stored_report(&child, proof));
-                reply.from_library = true;
-                replies.push(reply);
-                continue;
-            }
-            Some(Stored::Rejected(why)) => reply.library_rejected = Some(why),
-            Some(Stored::Absent) | None => {}
-        }
-        if opts
-            .stop
-            .as_ref()
-            .is_some_and(|s| s.load(Ordering::Relaxed))
-        {
-            replies.push(reply);
-            continue;
-        }
         let child_history: Vec<Position> = if mv.is_zeroing() {
             Vec::new()
         } else {
             history.iter().copied().chain([*root]).collect()
         };
-        let report = super::prove(&child, &child_history, oracle, opts, &mut |p| {
+        let found = prove_stored(&child, &child_history, oracle, opts, library, &mut |p| {
             progress(mv, p)
         })?;
-        if let (Some(lib), Some(proof)) = (library, &report.proof) {
-            let comment = format!(
-                "{} for the side to move; found by antitb prove in {:.3} s, {} nodes",
-                report.answer.text(),
-                report.time.as_secs_f64(),
-                report.nodes
-            );
-            lib.put(proof, &comment).map_err(ProveError::Library)?;
-        }
-        reply.report = Some(report);
-        replies.push(reply);
+        replies.push(Reply {
+            mv,
+            report: found.report,
+            from_library: found.from_library,
+            library_rejected: found.library_rejected,
+        });
     }
     let mut out = LineReport {
         answer: Answer::Unknown,
@@ -169,27 +140,61 @@ pub fn prove_line(
     Ok(out)
 }
 
-/// The report of a move whose proof came from the library: no search.
-fn stored_report(child: &Position, proof: Proof) -> Report {
-    Report {
-        answer: if proof.prover == child.turn() {
-            Answer::Win
-        } else {
-            Answer::Loss
-        },
-        proof: Some(proof),
-        disproof_size: None,
-        nodes: 0,
-        evaluated: 0,
-        probes: 0,
-        time: Duration::ZERO,
-        root_moves: Vec::new(),
-        root_pn: 0,
-        root_dn: 0,
-        tt_used: 0,
-        tt_capacity: 0,
-        note: Some("from the proof library".to_string()),
+/// What [`prove_stored`] found: a report, and how the library served.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// `None` when the search was stopped ([`Options::stop`]) before it began.
+    pub report: Option<Report>,
+    /// The proof came from the library (no search).
+    pub from_library: bool,
+    /// A library file of this position that could not be used (the position was searched).
+    pub library_rejected: Option<String>,
+}
+
+/// [`super::prove`] through a proof `library`: a position whose proof is stored there (and
+/// passes the checker) is not searched; a proof found by the search is added to it at once.
+/// Without a library this is [`super::prove`].
+pub fn prove_stored(
+    pos: &Position,
+    history: &[Position],
+    oracle: &dyn Oracle,
+    opts: &Options,
+    library: Option<&ProofLibrary>,
+    progress: &mut (dyn FnMut(&Progress) + Send),
+) -> Result<Found, ProveError> {
+    let mut found = Found {
+        report: None,
+        from_library: false,
+        library_rejected: None,
+    };
+    match library.map(|l| l.get(pos, oracle)) {
+        Some(Stored::Proof(proof)) => {
+            found.report = Some(Report::from_library(pos, proof));
+            found.from_library = true;
+            return Ok(found);
+        }
+        Some(Stored::Rejected(why)) => found.library_rejected = Some(why),
+        Some(Stored::Absent) | None => {}
     }
+    if opts
+        .stop
+        .as_ref()
+        .is_some_and(|s| s.load(Ordering::Relaxed))
+    {
+        return Ok(found);
+    }
+    let report = super::prove(pos, history, oracle, opts, progress)?;
+    if let (Some(lib), Some(proof)) = (library, &report.proof) {
+        let comment = format!(
+            "{} for the side to move; found by antitb prove in {:.3} s, {} nodes",
+            report.answer.text(),
+            report.time.as_secs_f64(),
+            report.nodes
+        );
+        lib.put(proof, &comment).map_err(ProveError::Library)?;
+    }
+    found.report = Some(report);
+    Ok(found)
 }
 
 /// A position as the checker compares it: placement, side to move, en-passant square.

@@ -74,7 +74,7 @@ mod path;
 mod proof;
 pub mod tt;
 
-pub use line::{LineReport, Reply, prove_line};
+pub use line::{Found, LineReport, Reply, prove_line, prove_stored};
 pub use proof::{Proof, Step};
 
 use crate::probe::{ProbeError, Tablebase};
@@ -238,6 +238,31 @@ pub struct Report {
     pub tt_capacity: usize,
     /// Anything worth saying about how the answer was reached.
     pub note: Option<String>,
+}
+
+impl Report {
+    /// The report of a position whose proof was read from a proof library: no search.
+    pub fn from_library(pos: &Position, proof: Proof) -> Report {
+        Report {
+            answer: if proof.prover == pos.turn() {
+                Answer::Win
+            } else {
+                Answer::Loss
+            },
+            proof: Some(proof),
+            disproof_size: None,
+            nodes: 0,
+            evaluated: 0,
+            probes: 0,
+            time: Duration::ZERO,
+            root_moves: Vec::new(),
+            root_pn: 0,
+            root_dn: 0,
+            tt_used: 0,
+            tt_capacity: 0,
+            note: Some("from the proof library".to_string()),
+        }
+    }
 }
 
 /// Why [`prove`] could not run.
