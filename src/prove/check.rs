@@ -8,7 +8,7 @@
 
 use super::Oracle;
 use crate::rules::notation::parse_uci;
-use crate::rules::{Board, Color, Position, Square};
+use crate::rules::{Color, Position};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 
@@ -73,13 +73,6 @@ enum Kind {
 struct Node {
     line: usize,
     kind: Kind,
-}
-
-/// A position as the checker compares it: placement, side to move, en-passant square.
-type PosKey = (Board, Color, Option<Square>);
-
-fn pos_key(p: &Position) -> PosKey {
-    (*p.board(), p.turn(), p.ep_square())
 }
 
 fn parse_id(s: &str, line: usize) -> Result<u32, Rejected> {
@@ -179,7 +172,7 @@ pub fn check(text: &str, oracle: &dyn Oracle) -> Result<Checked, Rejected> {
         prover,
         oracle,
         position: HashMap::from([(0, root)]),
-        owner: HashMap::from([(pos_key(&root), 0)]),
+        owner: HashMap::from([(root.without_counters(), 0)]),
         out: Checked {
             root,
             prover,
@@ -242,7 +235,7 @@ struct Walker<'a> {
     /// Position of every node reached so far.
     position: HashMap<u32, Position>,
     /// The node of every position reached so far.
-    owner: HashMap<PosKey, u32>,
+    owner: HashMap<Position, u32>,
     out: Checked,
 }
 
@@ -268,7 +261,7 @@ impl Walker<'_> {
                 return Err(self.fail(id, format!("child {c} (after {mv}) is not defined")));
             }
             match self.position.get(&c) {
-                Some(p) if pos_key(p) != pos_key(&cpos) => {
+                Some(p) if p.without_counters() != cpos.without_counters() => {
                     return Err(self.fail(
                         id,
                         format!("{mv} leads to node {c}, which another line reaches as a different position ({p})"),
@@ -276,7 +269,7 @@ impl Walker<'_> {
                 }
                 Some(_) => {}
                 None => {
-                    if let Some(&other) = self.owner.get(&pos_key(&cpos)) {
+                    if let Some(&other) = self.owner.get(&cpos.without_counters()) {
                         return Err(self.fail(
                             id,
                             format!(
@@ -284,7 +277,7 @@ impl Walker<'_> {
                             ),
                         ));
                     }
-                    self.owner.insert(pos_key(&cpos), c);
+                    self.owner.insert(cpos.without_counters(), c);
                     self.position.insert(c, cpos);
                 }
             }

@@ -68,8 +68,7 @@ impl ProofLibrary {
             Ok(c) => c,
             Err(e) => return Stored::Rejected(format!("{} rejected: {e}", path.display())),
         };
-        let same = |p: &Position| (*p.board(), p.turn(), p.ep_square());
-        if same(&checked.root) != same(pos) {
+        if checked.root.without_counters() != pos.without_counters() {
             return Stored::Rejected(format!(
                 "{} is a proof of another position ({})",
                 path.display(),

@@ -10,7 +10,7 @@
 use super::library::{ProofLibrary, Stored};
 use super::proof::{Proof, Step};
 use super::{Answer, Options, Oracle, Progress, ProveError, Report};
-use crate::rules::{Board, Color, Move, Position, Square};
+use crate::rules::{Color, Move, Position};
 use std::collections::HashMap;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -197,13 +197,6 @@ pub fn prove_stored(
     Ok(found)
 }
 
-/// A position as the checker compares it: placement, side to move, en-passant square.
-type PosKey = (Board, Color, Option<Square>);
-
-fn pos_key(p: &Position) -> PosKey {
-    (*p.board(), p.turn(), p.ep_square())
-}
-
 /// Merge proofs that `winner` wins after each move of `root` into one proof whose root is an AND
 /// node over those moves (the last step). A position that several proofs reach is written once:
 /// the first proof's subgraph serves every later one. Returns the proof and the number of nodes
@@ -217,7 +210,7 @@ fn merge(root: &Position, winner: Color, proofs: &[(Move, &Proof)]) -> Option<(P
     const UNSET: u32 = u32::MAX;
     let mut steps: Vec<Step> = Vec::new();
     // The root is written last; meeting it inside a reply's proof would make a cycle.
-    let mut ids: HashMap<PosKey, u32> = HashMap::from([(pos_key(root), UNSET)]);
+    let mut ids: HashMap<Position, u32> = HashMap::from([(root.without_counters(), UNSET)]);
     let mut children = Vec::with_capacity(proofs.len());
     for &(mv, proof) in proofs {
         debug_assert_eq!(proof.prover, winner);
@@ -228,7 +221,7 @@ fn merge(root: &Position, winner: Color, proofs: &[(Move, &Proof)]) -> Option<(P
             if local[node as usize] != UNSET {
                 continue;
             }
-            let key = pos_key(&pos);
+            let key = pos.without_counters();
             if !expanded {
                 if let Some(&id) = ids.get(&key) {
                     if id == UNSET {

@@ -199,6 +199,18 @@ impl Position {
         self.ep_square
     }
 
+    /// The position with its move counters cleared: what makes two positions the same for
+    /// proofs and repetitions (placement, side to move, en-passant square), as a value to
+    /// compare or hash.
+    #[inline]
+    pub fn without_counters(&self) -> Position {
+        Position {
+            halfmoves: 0,
+            fullmoves: 1,
+            ..*self
+        }
+    }
+
     #[inline]
     pub fn halfmoves(&self) -> u32 {
         self.halfmoves
