@@ -421,7 +421,7 @@ impl<'a> Searcher<'a> {
             children.reserve(moves.len());
             for m in moves.iter() {
                 let c = pos.after(m);
-                let ck = hash::key(&c);
+                let ck = hash::key_after(key, pos, &c);
                 self.tt.prefetch(ck ^ self.prover_word);
                 children.push(Child {
                     mv: *m,
