@@ -20,7 +20,7 @@ use super::hash;
 use super::path::Path;
 use super::tt::{CAP, Entry, INF, NO_MOVE, Tt};
 use super::{MoveStatus, Options, Oracle, Progress, ProveError, fits_tables};
-use crate::rules::{Color, Move, Position};
+use crate::rules::{Color, Move, MoveList, Position};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::time::Instant;
 
@@ -417,7 +417,9 @@ impl<'a> Searcher<'a> {
         {
             // All children first, their table buckets requested ahead of use (most are cache
             // misses), then their numbers.
-            let moves = pos.legal_moves();
+            // Filled in place: a returned list is copied whole (320 moves), 4% of the search.
+            let mut moves = MoveList::new();
+            pos.legal_moves_into(&mut moves);
             children.reserve(moves.len());
             for m in moves.iter() {
                 let c = pos.after(m);

@@ -409,11 +409,19 @@ impl Position {
     #[inline]
     pub fn legal_moves(&self) -> MoveList {
         let mut list = MoveList::new();
-        self.captures(&mut list);
-        if list.is_empty() {
-            self.quiet_moves(&mut list);
-        }
+        self.legal_moves_into(&mut list);
         list
+    }
+
+    /// [`Position::legal_moves`] written into `list` (emptied first), which the caller keeps:
+    /// a hot loop saves copying the returned list.
+    #[inline]
+    pub fn legal_moves_into(&self, list: &mut MoveList) {
+        list.clear();
+        self.captures(list);
+        if list.is_empty() {
+            self.quiet_moves(list);
+        }
     }
 
     /// Number of legal moves, counted from attack sets without building any move (perft's last
