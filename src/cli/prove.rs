@@ -2,14 +2,17 @@
 //! independent checker of its proof files).
 
 use antitb::probe::Tablebase;
+use antitb::prove::binary::write_binary_proof;
 use antitb::prove::library::{ProofLibrary, write_proof};
 use antitb::prove::{
     self, Answer, LineReport, MoveStatus, NoTables, Options, Oracle, Progress, Proof, check,
+    check_binary,
 };
 use antitb::rules::Move;
 use antitb::rules::notation::{parse_san, parse_uci};
 use antitb::rules::{Color, Position};
 use clap::Args;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,7 +41,8 @@ pub struct ProveArgs {
     /// same for any number, node counts and proofs may differ)
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Write the proof (win or loss) to this file
+    /// Write the proof (win or loss) to this file: binary when its name ends in `.proofb`,
+    /// text otherwise (formats: src/prove/FORMAT.md)
     #[arg(long)]
     proof: Option<PathBuf>,
     /// Prove every move of the side to move, one after the other, each with the budgets above
@@ -57,11 +61,14 @@ pub struct ProveArgs {
 
 #[derive(Args)]
 pub struct CheckProofArgs {
-    /// The proof file
+    /// The proof file, text or binary (told apart by its first bytes)
     file: PathBuf,
     /// Table directory for table leaves (repeatable; default: ./tables if it exists)
     #[arg(long)]
     tables: Vec<PathBuf>,
+    /// Once a text proof is accepted, write it in the binary format to this file
+    #[arg(long, value_name = "OUT")]
+    write_binary: Option<PathBuf>,
 }
 
 fn color_name(c: Color) -> &'static str {
@@ -421,6 +428,11 @@ fn run_line(
     })
 }
 
+/// Whether `--proof` asks for the binary format: a name ending in `.proofb`.
+fn is_binary_name(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "proofb")
+}
+
 /// Write the proof, if there is one, where `--proof` asks (`comment` heads the file).
 fn save_proof(
     path: Option<&Path>,
@@ -429,8 +441,12 @@ fn save_proof(
 ) -> Result<(), String> {
     match (path, proof) {
         (Some(path), Some(p)) => {
-            write_proof(path, p, &comment())
-                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            if is_binary_name(path) {
+                write_binary_proof(path, p, &comment())
+            } else {
+                write_proof(path, p, &comment())
+            }
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             println!("proof written to {}", path.display());
         }
         (Some(_), None) => {
@@ -443,25 +459,58 @@ fn save_proof(
 
 pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
     let (file, tables) = (&args.file, &args.tables);
-    let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let cannot_read = |e: std::io::Error| format!("cannot read {}: {e}", file.display());
+    let mut f = std::fs::File::open(file).map_err(cannot_read)?;
+    let mut prefix = Vec::new();
+    f.by_ref()
+        .take(check_binary::MAGIC.len() as u64)
+        .read_to_end(&mut prefix)
+        .map_err(cannot_read)?;
+    let binary = check_binary::is_binary(&prefix);
+    if binary && args.write_binary.is_some() {
+        return Err(format!(
+            "{} is already a binary proof (--write-binary converts text proofs)",
+            file.display()
+        ));
+    }
     let tb = open_tables(tables)?;
     let oracle: &dyn Oracle = match &tb {
         Some(tb) => tb,
         None => &NoTables,
     };
     let start = Instant::now();
-    let c = check::check(&text, oracle).map_err(|e| format!("proof rejected: {e}"))?;
+    let mut text = String::new();
+    let c = if binary {
+        check_binary::check(std::io::BufReader::new(f), oracle)
+    } else {
+        f.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
+        f.read_to_string(&mut text).map_err(cannot_read)?;
+        check::check(&text, oracle)
+    }
+    .map_err(|e| format!("proof rejected: {e}"))?;
     println!("proof OK: {} wins from {}", color_name(c.prover), c.root);
     println!(
-        "nodes {} ({} or, {} and, {} end, {} table), depth {} plies, checked in {:.3} s",
+        "nodes {} ({} or, {} and, {} end, {} table), depth {} plies, checked in {:.3} s ({})",
         c.nodes,
         c.or_nodes,
         c.and_nodes,
         c.end_leaves,
         c.table_leaves,
         c.depth,
-        start.elapsed().as_secs_f64()
+        start.elapsed().as_secs_f64(),
+        if binary { "binary" } else { "text" }
     );
+    if let Some(out) = &args.write_binary {
+        let proof = Proof::from_text(&text).map_err(|e| format!("cannot read the proof: {e}"))?;
+        // The text's comment lines head the binary file too.
+        let comment: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix('#'))
+            .map(str::trim)
+            .collect();
+        write_binary_proof(out, &proof, &comment.join("\n"))
+            .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        println!("binary proof written to {}", out.display());
+    }
     Ok(())
 }

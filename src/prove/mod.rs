@@ -61,8 +61,10 @@
 //!
 #![doc = include_str!("FORMAT.md")]
 
+pub mod binary;
 mod certify;
 pub mod check;
+pub mod check_binary;
 mod dfpn;
 mod driver;
 mod extract;
