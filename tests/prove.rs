@@ -9,10 +9,12 @@ mod common;
 
 use antitb::r#gen::{LookupError, MemoryTables};
 use antitb::probe::ProbeError;
-use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check};
+use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check, check_binary};
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
 use antitb::table::{Material, Metric};
 use common::rng::Rng;
+use sha2::{Digest, Sha256};
+use std::io::Cursor;
 use std::sync::OnceLock;
 
 /// In-memory tables seen as an oracle holding tables up to `max` pieces.
@@ -96,6 +98,14 @@ fn checked(report: &prove::Report, pos: &Position, oracle: &dyn Oracle) -> Strin
     assert_eq!(
         (c.nodes, c.depth, c.or_nodes, c.and_nodes),
         (s.nodes, s.depth, s.or_nodes, s.and_nodes)
+    );
+    // The binary format of the same proof: the streaming checker gives the same figures.
+    let bin = proof.to_binary("test").expect("a checked proof writes");
+    let b = check_binary::check(Cursor::new(&bin), oracle)
+        .unwrap_or_else(|e| panic!("binary proof of {pos} rejected: {e}\n{text}"));
+    assert_eq!(
+        b, c,
+        "binary and text checkers differ on the proof of {pos}"
     );
     text
 }
@@ -627,6 +637,314 @@ fn proofs_are_extracted_from_a_small_table() {
                 r.proof.as_ref().unwrap().stats().nodes,
                 r.time
             );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The binary format (FORMAT.md, "Binary format"): round trips, and damaged files rejected.
+
+/// A binary proof taken apart along FORMAT.md: the header (everything before the zstd frame)
+/// and the decompressed records, each a tag byte and, for references and `or` nodes, a number.
+struct BinaryParts {
+    header: Vec<u8>,
+    records: Vec<(u8, Option<u32>)>,
+}
+
+fn leb128(bytes: &[u8], at: &mut usize) -> u32 {
+    let mut v = 0u32;
+    for shift in (0..35).step_by(7) {
+        let b = bytes[*at];
+        *at += 1;
+        v |= u32::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return v;
+        }
+    }
+    panic!("varint too long");
+}
+
+fn split_binary(bin: &[u8]) -> BinaryParts {
+    assert_eq!(&bin[..8], b"ATBPROOF");
+    let fen_len = u16::from_le_bytes([bin[18], bin[19]]) as usize;
+    let at = 20 + fen_len;
+    let comment_len = u32::from_le_bytes(bin[at..at + 4].try_into().unwrap()) as usize;
+    let body_at = at + 4 + comment_len;
+    let digest = Sha256::digest(&bin[..bin.len() - 32]);
+    assert_eq!(
+        digest.as_slice(),
+        &bin[bin.len() - 32..],
+        "trailer is the SHA-256"
+    );
+    let raw = zstd::decode_all(&bin[body_at..bin.len() - 32]).expect("the body is one zstd frame");
+    let mut records = Vec::new();
+    let mut i = 0;
+    while i < raw.len() {
+        let tag = raw[i];
+        i += 1;
+        let n = matches!(tag & 7, 0 | 1).then(|| leb128(&raw, &mut i));
+        records.push((tag, n));
+    }
+    BinaryParts {
+        header: bin[..body_at].to_vec(),
+        records,
+    }
+}
+
+fn join_binary(p: &BinaryParts) -> Vec<u8> {
+    let mut raw = Vec::new();
+    for &(tag, n) in &p.records {
+        raw.push(tag);
+        if let Some(mut v) = n {
+            while v >= 0x80 {
+                raw.push((v as u8 & 0x7f) | 0x80);
+                v >>= 7;
+            }
+            raw.push(v as u8);
+        }
+    }
+    let mut out = p.header.clone();
+    out.extend(zstd::encode_all(&raw[..], 3).unwrap());
+    let digest = Sha256::digest(&out);
+    out.extend_from_slice(&digest);
+    out
+}
+
+/// The proofs of the committed library (`proofs/`) that have no table leaf (the checkers need
+/// no table for them): opening proofs of thousands of nodes, with transpositions.
+fn library_proofs_without_table_leaves() -> Vec<String> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proofs/e3");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("proofs/e3 is in the repository")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "proof"))
+        .collect();
+    files.sort();
+    let texts: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).unwrap())
+        .filter(|t| check::check(t, &NoTables).is_ok())
+        .collect();
+    assert!(
+        texts.len() >= 2,
+        "proofs/e3 has too few proofs without table leaves"
+    );
+    texts
+}
+
+fn rejected_binary(bin: &[u8], oracle: &dyn Oracle) -> String {
+    match check_binary::check(Cursor::new(bin), oracle) {
+        Ok(c) => panic!("damaged binary proof accepted ({} nodes)", c.nodes),
+        Err(e) => {
+            let e = e.to_string();
+            assert!(!e.contains('\n'), "rejection is not one line: {e}");
+            e
+        }
+    }
+}
+
+#[test]
+fn binary_proofs_round_trip_and_give_the_text_checkers_figures() {
+    let mem = tables();
+    let two = Tables { mem, max: 2 };
+    let three = Tables { mem, max: 3 };
+    let (_, text) = proof_with_table_leaves();
+    let mut cases = vec![(text, &two as &dyn Oracle)];
+    // Opening proofs, with their transpositions (shared nodes and references).
+    for line in ["a2a4 d7d6", "e2e3 d7d5", "e2e4 b7b5"] {
+        let mut pos = Position::startpos();
+        for m in line.split_whitespace() {
+            pos.play(&antitb::rules::notation::parse_uci(&pos, m).unwrap());
+        }
+        let r = run(&pos, &three, 100_000);
+        cases.push((checked(&r, &pos, &three), &three));
+    }
+    for text in library_proofs_without_table_leaves() {
+        cases.push((text, &NoTables));
+    }
+    let mut references = 0;
+    for (text, oracle) in cases {
+        let c = check::check(&text, oracle).expect("text proof passes");
+        // Text -> proof -> binary: the graph read back from the text, renumbered.
+        let proof = Proof::from_text(&text).unwrap();
+        let bin = proof.to_binary("round trip").unwrap();
+        assert_eq!(
+            check_binary::check(Cursor::new(&bin), oracle).unwrap(),
+            c,
+            "figures differ"
+        );
+        // Deterministic: the same graph gives the same bytes, however it is numbered.
+        assert_eq!(bin, proof.to_binary("round trip").unwrap());
+        let again = Proof::from_text(&proof.to_text("again")).unwrap();
+        assert_eq!(bin, again.to_binary("round trip").unwrap());
+        // One record per node, and a reference for every edge into a node met before.
+        let parts = split_binary(&bin);
+        let refs = parts.records.iter().filter(|(t, _)| t & 7 == 0).count();
+        assert_eq!(parts.records.len() - refs, c.nodes);
+        references += refs;
+        assert_eq!(join_binary(&parts), {
+            // Re-compressed at another level: still accepted with the same figures.
+            let b = join_binary(&parts);
+            assert_eq!(check_binary::check(Cursor::new(&b), oracle).unwrap(), c);
+            b
+        });
+    }
+    assert!(references > 0, "no proof had a transposition");
+}
+
+#[test]
+fn damaged_binary_proofs_are_rejected_with_one_line() {
+    let mem = tables();
+    let two = Tables { mem, max: 2 };
+    let (_, text) = proof_with_table_leaves();
+    let bin = Proof::from_text(&text).unwrap().to_binary("").unwrap();
+    check_binary::check(Cursor::new(&bin), &two).expect("intact proof passes");
+
+    // Truncated anywhere, or any byte flipped: refused (the checksum, or before it).
+    for len in 0..bin.len() {
+        rejected_binary(&bin[..len], &two);
+    }
+    for i in 0..bin.len() {
+        let mut b = bin.clone();
+        b[i] ^= 0x10;
+        let e = rejected_binary(&b, &two);
+        if i >= 8 {
+            assert!(e.contains("checksum"), "byte {i}: {e}");
+        }
+    }
+    let mut longer = bin.clone();
+    longer.push(0);
+    rejected_binary(&longer, &two);
+
+    let parts = split_binary(&bin);
+    let find = |kind: &dyn Fn(u8) -> bool| {
+        parts
+            .records
+            .iter()
+            .position(|(t, _)| kind(*t))
+            .expect("the proof has such a record")
+    };
+    // A move index past the legal moves.
+    let mut p = BinaryParts {
+        header: parts.header.clone(),
+        records: parts.records.clone(),
+    };
+    let or = find(&|t| t & 7 == 1);
+    p.records[or].1 = Some(300);
+    let e = rejected_binary(&join_binary(&p), &two);
+    assert!(e.contains("move index 300"), "{e}");
+    // Another legal move: the rest no longer fits (the wrong side to move, or a wrong leaf).
+    p.records[or].1 = Some(parts.records[or].1.unwrap() ^ 1);
+    rejected_binary(&join_binary(&p), &two);
+    // A table leaf with another WDL (+2 <-> +1, -2 <-> -1).
+    let mut p = BinaryParts {
+        header: parts.header.clone(),
+        records: parts.records.clone(),
+    };
+    let table = find(&|t| t & 7 >= 4);
+    p.records[table].0 ^= 1;
+    let e = rejected_binary(&join_binary(&p), &two);
+    assert!(e.contains("the table gives WDL"), "{e}");
+    // A record cut off, or one too many.
+    let mut p = BinaryParts {
+        header: parts.header.clone(),
+        records: parts.records.clone(),
+    };
+    p.records.pop();
+    rejected_binary(&join_binary(&p), &two);
+    p.records = parts.records.clone();
+    p.records.push((3, None));
+    rejected_binary(&join_binary(&p), &two);
+
+    // References, in an opening proof of the library with transpositions.
+    let text = library_proofs_without_table_leaves()
+        .into_iter()
+        .max_by_key(|t| t.len())
+        .unwrap();
+    let three = &NoTables;
+    let bin = Proof::from_text(&text).unwrap().to_binary("").unwrap();
+    let parts = split_binary(&bin);
+    let first_ref = parts
+        .records
+        .iter()
+        .position(|(t, _)| t & 7 == 0)
+        .expect("the proof has a reference");
+    // To a shared node not defined yet.
+    let mut p = BinaryParts {
+        header: parts.header.clone(),
+        records: parts.records.clone(),
+    };
+    p.records[first_ref].1 = Some(1_000_000);
+    let e = rejected_binary(&join_binary(&p), three);
+    assert!(e.contains("not defined yet"), "{e}");
+    // To a node not completed: the root made shared (#0, the others renumbered), referred to
+    // from inside itself (a cycle).
+    let mut p = BinaryParts {
+        header: parts.header.clone(),
+        records: parts.records.clone(),
+    };
+    p.records[0].0 |= 8;
+    for r in p.records.iter_mut().filter(|(t, _)| t & 7 == 0) {
+        r.1 = Some(r.1.unwrap() + 1);
+    }
+    p.records[first_ref].1 = Some(0);
+    let e = rejected_binary(&join_binary(&p), three);
+    assert!(e.contains("not complete"), "{e}");
+    // To another shared node: every one defined before the reference is rejected, and those
+    // still kept are rejected as another position.
+    let shared_before = parts.records[..first_ref]
+        .iter()
+        .filter(|(t, _)| t & 7 != 0 && t & 8 != 0)
+        .count() as u32;
+    let target = parts.records[first_ref].1.unwrap();
+    let mut other_position = 0;
+    for k in (0..shared_before).filter(|&k| k != target).take(100) {
+        let mut p = BinaryParts {
+            header: parts.header.clone(),
+            records: parts.records.clone(),
+        };
+        p.records[first_ref].1 = Some(k);
+        let e = rejected_binary(&join_binary(&p), three);
+        if e.contains("another position") {
+            other_position += 1;
+        }
+    }
+    assert!(
+        other_position > 0,
+        "no reference redirected to another position"
+    );
+    // The reference replaced by a leaf: the node counts disagree with the header, or the leaf
+    // is wrong.
+    let mut p = BinaryParts {
+        header: parts.header.clone(),
+        records: parts.records.clone(),
+    };
+    p.records[first_ref] = (3, None);
+    rejected_binary(&join_binary(&p), three);
+}
+
+/// The binary checker, like the text one, names only the rules core, the tables' oracle and
+/// the text checker's result types: nothing of the search or of the writer.
+#[test]
+fn the_binary_checker_is_independent_of_the_search() {
+    let src = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/prove/check_binary.rs"),
+    )
+    .unwrap();
+    for (n, line) in src.lines().enumerate() {
+        let code = line.split("//").next().unwrap();
+        for (prefix, allowed) in [
+            ("super::", &["Oracle", "check::", "check"][..]),
+            ("crate::", &["rules::", "rules"][..]),
+        ] {
+            for (at, _) in code.match_indices(prefix) {
+                let rest = &code[at + prefix.len()..];
+                assert!(
+                    allowed.iter().any(|a| rest.starts_with(a)),
+                    "check_binary.rs line {}: {line}",
+                    n + 1
+                );
+            }
         }
     }
 }
