@@ -443,3 +443,93 @@ fn a_proof_library_serves_one_position_and_the_lines_through_it() {
     assert!(o.status.success(), "replaced: {}", stderr(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The figures line of `check-proof` ("nodes ... depth ... plies"), without the time.
+fn figures(out: &str) -> String {
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("nodes "))
+        .unwrap_or_else(|| panic!("no figures in {out}"));
+    line[..line.find(", checked in").unwrap()].to_string()
+}
+
+#[test]
+fn binary_proofs_through_the_command_line() {
+    let dir = scratch("binary");
+    // `prove --proof X.proofb` writes the binary format.
+    let bin = dir.join("a4d6.proofb");
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "a2a4 d7d6",
+        "--memory",
+        "8",
+        "-q",
+        "--proof",
+        s(&bin),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("proof 33 nodes"), "{}", stdout(&o));
+    let bytes = std::fs::read(&bin).unwrap();
+    assert!(bytes.starts_with(b"ATBPROOF"), "not binary");
+    let o = antitb(&["check-proof", s(&bin), "--tables", s(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("proof OK: White wins"), "{out}");
+    assert!(out.contains("(binary)"), "{out}");
+    let binary_figures = figures(&out);
+    assert!(binary_figures.starts_with("nodes 33 ("), "{out}");
+
+    // The same proof as text, converted by check-proof --write-binary: the same figures.
+    let text = dir.join("a4d6.proof");
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "a2a4 d7d6",
+        "--memory",
+        "8",
+        "-q",
+        "--proof",
+        s(&text),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let converted = dir.join("converted.proofb");
+    let o = antitb(&[
+        "check-proof",
+        s(&text),
+        "--tables",
+        s(&dir),
+        "--write-binary",
+        s(&converted),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(figures(&stdout(&o)), binary_figures);
+    let o = antitb(&["check-proof", s(&converted), "--tables", s(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(figures(&stdout(&o)), binary_figures);
+    // No temporary file is left beside it.
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+
+    // A binary proof is not converted again; a truncated one is refused with one line.
+    let o = antitb(&[
+        "check-proof",
+        s(&bin),
+        "--tables",
+        s(&dir),
+        "--write-binary",
+        s(&converted),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    std::fs::write(&bin, &bytes[..bytes.len() - 1]).unwrap();
+    let o = antitb(&["check-proof", s(&bin), "--tables", s(&dir)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("checksum"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
