@@ -86,11 +86,37 @@ impl Proof {
         w.write_all(&(comment.len() as u32).to_le_bytes())?;
         w.write_all(comment.as_bytes())?;
 
+        // The records twice: first counted, so that zstd knows the size (it picks its window
+        // and tables for it, and writes it in the frame header), then compressed.
+        let mut size = 0u64;
+        self.records(&indegree, &mut |b| {
+            size += b.len() as u64;
+            Ok(())
+        })?;
         let mut z = zstd::stream::write::Encoder::new(w, LEVEL)?;
+        z.set_pledged_src_size(Some(size))?;
+        z.include_contentsize(true)?;
+        self.records(&indegree, &mut |b| z.write_all(b))?;
+        let mut w = z.finish()?;
+        let digest = w.hasher.finalize_reset();
+        debug_assert_eq!(digest.len(), TRAILER);
+        w.inner.write_all(&digest)?;
+        w.inner.flush()
+    }
+
+    /// The records of the body (FORMAT.md), depth first from the root, handed to `sink` in
+    /// pieces; `indegree` is the number of edges into each node reachable from the root.
+    fn records(
+        &self,
+        indegree: &[u32],
+        sink: &mut dyn FnMut(&[u8]) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let n = self.steps.len();
+        let root = self.root_id as usize;
         // Shared number of each shared node once written, and references still to come.
         const UNSET: u32 = u32::MAX;
         let mut number = vec![UNSET; n];
-        let mut remaining = indegree;
+        let mut remaining = indegree.to_vec();
         let mut shared_count = 0u32;
         let mut buf = Vec::with_capacity(1 << 16);
         // Depth first: (node, position, children in the format's order, next child).
@@ -161,7 +187,7 @@ impl Proof {
                     }
                 };
                 if buf.len() >= 1 << 15 {
-                    z.write_all(&buf)?;
+                    sink(&buf)?;
                     buf.clear();
                 }
                 if !kids.is_empty() {
@@ -188,12 +214,7 @@ impl Proof {
                 break;
             }
         }
-        z.write_all(&buf)?;
-        let mut w = z.finish()?;
-        let digest = w.hasher.finalize_reset();
-        debug_assert_eq!(digest.len(), TRAILER);
-        w.inner.write_all(&digest)?;
-        w.inner.flush()
+        sink(&buf)
     }
 
     /// The proof in the binary format (see [`Proof::write_binary`]).
