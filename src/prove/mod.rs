@@ -54,10 +54,11 @@
 //! library (`library.rs`, `prove --all --library DIR`) keeps each move's proof on disk as soon
 //! as it is found, so a line is proven over several runs.
 //!
-//! # Proof files (`proof.rs`) and the checker (`check.rs`)
+//! # Proof files (`proof.rs`, `binary.rs`) and the checkers (`check.rs`, `check_binary.rs`)
 //! [`Proof::write`] writes the proof in the text format below; [`check::check`] reads such a file
 //! and re-plays it with the rules core alone, re-probing table leaves. The checker shares no code
-//! with the search.
+//! with the search. [`Proof::write_binary`] writes the compact binary format (below, "Binary
+//! format"), which [`check_binary::check`] checks as a stream, under the same rule.
 //!
 #![doc = include_str!("FORMAT.md")]
 
