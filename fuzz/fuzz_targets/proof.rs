@@ -1,6 +1,13 @@
-//! The proof parser and checker (`antitb check-proof`), with the tables up to three pieces.
+//! The proof checkers (`antitb check-proof`, text and binary), with the tables up to three
+//! pieces.
 //!
-//! Properties: checking never panics; a rejection is one line; a proof the checker accepts has
+//! Inputs: text proofs (`FORMAT.md`); a whole binary proof (starting `ATBPROOF`); or, after a
+//! first byte 0xB1 (never the start of text), the parts of a binary proof that the harness
+//! assembles into a file with a valid checksum, so that the fuzzer reaches the records:
+//! `0xB1, prover (0 or 1), FEN length n, n bytes of FEN, records` (uncompressed; the header's
+//! node count is the number of node records, counted as the format reads them).
+//!
+//! Properties: checking never panics; a rejection is one line; a proof a checker accepts has
 //! a root that the prover really wins: by the tables where the root has at most three pieces,
 //! otherwise by a brute-force search of the rules core (the tables at positions of at most three
 //! pieces) to the proof's depth and two plies more (a table leaf with
@@ -9,9 +16,11 @@
 
 #![no_main]
 
-use antitb::prove::check;
+use antitb::prove::{check, check_binary};
 use antitb_fuzz::{Forced, Search, tablebase};
 use libfuzzer_sys::fuzz_target;
+use sha2::{Digest, Sha256};
+use std::io::Cursor;
 
 /// Nodes of brute force per accepted proof.
 const BUDGET: u64 = 50_000;
@@ -22,10 +31,20 @@ fuzz_target!(
         tablebase();
     },
     |data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
+    let (checked, shown) = if data.starts_with(check_binary::MAGIC) {
+        (check_binary::check(Cursor::new(data), tablebase()), String::from("(binary)"))
+    } else if data.first() == Some(&0xB1) {
+        let Some(file) = assemble(&data[1..]) else {
+            return;
+        };
+        (check_binary::check(Cursor::new(&file), tablebase()), format!("(binary records) {data:?}"))
+    } else {
+        let Ok(text) = std::str::from_utf8(data) else {
+            return;
+        };
+        (check::check(text, tablebase()), text.to_string())
     };
-    let checked = match check::check(text, tablebase()) {
+    let checked = match checked {
         Ok(c) => c,
         Err(e) => {
             assert!(!e.to_string().contains('\n'), "rejection is not one line: {e}");
@@ -43,8 +62,47 @@ fuzz_target!(
     assert_ne!(
         verdict,
         Forced::No,
-        "accepted proof for {:?} from {root}, which brute force refutes within {plies} plies:\n{text}",
+        "accepted proof for {:?} from {root}, which brute force refutes within {plies} plies:\n{shown}",
         checked.prover
     );
 }
 );
+
+/// A binary proof file from `prover, FEN length, FEN, records` (see the module documentation).
+fn assemble(data: &[u8]) -> Option<Vec<u8>> {
+    let (&prover, rest) = data.split_first()?;
+    let (&n, rest) = rest.split_first()?;
+    let n = usize::from(n);
+    if rest.len() < n {
+        return None;
+    }
+    let (fen, records) = rest.split_at(n);
+    // Node records: every tag but a reference's (kind 0); references and `or` nodes (kinds 0
+    // and 1) carry a LEB128 number.
+    let mut nodes = 0u64;
+    let mut i = 0;
+    while i < records.len() {
+        let kind = records[i] & 7;
+        i += 1;
+        if kind != 0 {
+            nodes += 1;
+        }
+        if kind <= 1 {
+            while i < records.len() && records[i] & 0x80 != 0 {
+                i += 1;
+            }
+            i += 1;
+        }
+    }
+    let mut file = check_binary::MAGIC.to_vec();
+    file.push(check_binary::VERSION);
+    file.push(prover);
+    file.extend_from_slice(&nodes.to_le_bytes());
+    file.extend_from_slice(&(n as u16).to_le_bytes());
+    file.extend_from_slice(fen);
+    file.extend_from_slice(&0u32.to_le_bytes());
+    file.extend(zstd::encode_all(records, 1).ok()?);
+    let digest = Sha256::digest(&file);
+    file.extend_from_slice(&digest);
+    Some(file)
+}
