@@ -40,15 +40,17 @@ check() {
 }
 
 echo "== checkers (check time as check-proof reports it, peak RSS of the process)"
-printf '%-24s %9s %9s %9s %9s %9s %8s %8s\n' file nodes "text s" "bin s" "s ratio" \
-  "text MB" "bin MB" "RSS rat"
+printf '%-24s %9s %9s %9s %9s %9s %8s %8s %8s\n' file nodes "text s" "bin s" "s ratio" \
+  "text MB" "bin MB" "RSS rat" "kept"
 for f in "${files[@]}"; do
   b=$scratch/$(basename "$f" .proof).proofb
   "$bin" check-proof "$f" --tables "$tables" --write-binary "$b" >/dev/null
   read -r ts tr tfig <<<"$(check "$f")"
   read -r bs br bfig <<<"$(check "$b")"
   [ "$tfig" = "$bfig" ] || { echo "$f: the checkers differ: '$tfig' against '$bfig'" >&2; exit 1; }
+  # The most shared positions the binary checker kept at once.
+  kept=$(sed -n 's/.*at most \([0-9]*\) shared positions.*/\1/p' "$scratch/out")
   awk -v f="$(basename "$f")" -v n="${tfig%% *}" -v ts="$ts" -v bs="$bs" -v tr="$tr" -v br="$br" \
-    'BEGIN { printf "%-24s %9d %9.3f %9.3f %9.2f %9.1f %9.1f %8.2f\n", f, n, ts, bs,
-             (ts > 0 ? bs / ts : 0), tr / 1024, br / 1024, br / tr }'
+    -v k="$kept" 'BEGIN { printf "%-24s %9d %9.3f %9.3f %9.2f %9.1f %9.1f %8.2f %8d\n", f, n, ts,
+             bs, (ts > 0 ? bs / ts : 0), tr / 1024, br / 1024, br / tr, k }'
 done

@@ -782,6 +782,14 @@ fn binary_proofs_round_trip_and_give_the_text_checkers_figures() {
         let refs = parts.records.iter().filter(|(t, _)| t & 7 == 0).count();
         assert_eq!(parts.records.len() - refs, c.nodes);
         references += refs;
+        let shared = parts
+            .records
+            .iter()
+            .filter(|(t, _)| t & 7 != 0 && t & 8 != 0)
+            .count();
+        let st = check_binary::check_streamed(Cursor::new(&bin), oracle).unwrap();
+        assert_eq!((st.shared, st.references), (shared as u64, refs as u64));
+        assert!(st.max_kept <= shared, "{st:?}");
         assert_eq!(join_binary(&parts), {
             // Re-compressed at another level: still accepted with the same figures.
             let b = join_binary(&parts);

@@ -480,8 +480,13 @@ pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
     };
     let start = Instant::now();
     let mut text = String::new();
+    let mut streamed = None;
     let c = if binary {
-        check_binary::check(std::io::BufReader::new(f), oracle)
+        check_binary::check_streamed(std::io::BufReader::new(f), oracle).map(|s| {
+            let c = s.checked.clone();
+            streamed = Some(s);
+            c
+        })
     } else {
         f.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
         f.read_to_string(&mut text).map_err(cannot_read)?;
@@ -500,6 +505,12 @@ pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
         start.elapsed().as_secs_f64(),
         if binary { "binary" } else { "text" }
     );
+    if let Some(s) = streamed {
+        println!(
+            "streamed: {} shared nodes, {} references; at most {} shared positions kept at once",
+            s.shared, s.references, s.max_kept
+        );
+    }
     if let Some(out) = &args.write_binary {
         let proof = Proof::from_text(&text).map_err(|e| format!("cannot read the proof: {e}"))?;
         // The text's comment lines head the binary file too.

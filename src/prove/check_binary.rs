@@ -92,10 +92,30 @@ impl<R: Read> Read for Hashed<R> {
     }
 }
 
+/// A binary proof that passed: its figures (as the text checker gives them) and what the
+/// stream held.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Streamed {
+    pub checked: Checked,
+    /// Shared nodes (nodes referred to later) and references to them.
+    pub shared: u64,
+    pub references: u64,
+    /// The most shared positions kept at once (the rest of the memory is the open line).
+    pub max_kept: usize,
+}
+
 /// Check a binary proof read from `input` (a file, or a `Cursor` over bytes). Table leaves are
 /// probed through `oracle`. A file whose checksum does not match is rejected as corrupt (or
 /// truncated), whatever else is wrong with it.
-pub fn check<R: Read + Seek>(mut input: R, oracle: &dyn Oracle) -> Result<Checked, Rejected> {
+pub fn check<R: Read + Seek>(input: R, oracle: &dyn Oracle) -> Result<Checked, Rejected> {
+    check_streamed(input, oracle).map(|s| s.checked)
+}
+
+/// [`check`], with what the stream held.
+pub fn check_streamed<R: Read + Seek>(
+    mut input: R,
+    oracle: &dyn Oracle,
+) -> Result<Streamed, Rejected> {
     let io_err = |e: io::Error| reject(format!("cannot read the proof: {e}"));
     let len = input.seek(SeekFrom::End(0)).map_err(io_err)?;
     input.seek(SeekFrom::Start(0)).map_err(io_err)?;
@@ -145,7 +165,7 @@ fn read_u64<R: Read>(r: &mut R, n: usize, what: &str) -> Result<u64, Rejected> {
 }
 
 /// The header, then the body as a zstd frame that must end where the checksum begins.
-fn read_proof<R: Read>(input: &mut R, oracle: &dyn Oracle) -> Result<Checked, Rejected> {
+fn read_proof<R: Read>(input: &mut R, oracle: &dyn Oracle) -> Result<Streamed, Rejected> {
     let magic = read_exact(input, MAGIC.len(), "header")?;
     if magic != MAGIC {
         return Err(reject("not a binary antitb proof (bad magic)"));
@@ -275,6 +295,8 @@ struct Walker<'a> {
     out: Checked,
     shared: HashMap<u32, Shared>,
     shared_count: u32,
+    references: u64,
+    max_kept: usize,
 }
 
 impl Walker<'_> {
@@ -348,6 +370,7 @@ fn record<R: BufRead>(
         if flag {
             w.shared.remove(&k);
         }
+        w.references += 1;
         return Ok(Read1::Done(h));
     }
     let node = w.out.nodes as u64;
@@ -372,6 +395,7 @@ fn record<R: BufRead>(
                 height: None,
             },
         );
+        w.max_kept = w.max_kept.max(w.shared.len());
         Some(k)
     } else {
         None
@@ -504,7 +528,7 @@ fn walk<R: BufRead>(
     prover: Color,
     declared: u64,
     oracle: &dyn Oracle,
-) -> Result<Checked, Rejected> {
+) -> Result<Streamed, Rejected> {
     let mut w = Walker {
         prover,
         oracle,
@@ -521,6 +545,8 @@ fn walk<R: BufRead>(
         },
         shared: HashMap::new(),
         shared_count: 0,
+        references: 0,
+        max_kept: 0,
     };
     let mut stack: Vec<Frame> = Vec::new();
     // The height of the subtree just finished, to hand to its parent.
@@ -562,5 +588,10 @@ fn walk<R: BufRead>(
         )));
     }
     w.out.depth = done.unwrap_or(0) as usize;
-    Ok(w.out)
+    Ok(Streamed {
+        checked: w.out,
+        shared: u64::from(w.shared_count),
+        references: w.references,
+        max_kept: w.max_kept,
+    })
 }
