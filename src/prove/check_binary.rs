@@ -10,7 +10,7 @@
 
 use super::Oracle;
 use super::check::{Checked, Rejected};
-use crate::rules::{Board, Color, Move, Position, Square};
+use crate::rules::{Color, Move, Position, Square};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
@@ -60,13 +60,6 @@ fn uci_key(m: &Move) -> u32 {
         .promotion
         .map_or(0, |r| u32::from(r.upper_char().to_ascii_lowercase() as u8));
     (sq(m.from) << 14) | (sq(m.to) << 8) | promo
-}
-
-/// A position as the checker compares it: placement, side to move, en-passant square.
-type PosKey = (Board, Color, Option<Square>);
-
-fn pos_key(p: &Position) -> PosKey {
-    (*p.board(), p.turn(), p.ep_square())
 }
 
 fn reject(message: impl Into<String>) -> Rejected {
@@ -270,9 +263,10 @@ impl<R: BufRead> Body<R> {
     }
 }
 
-/// A shared node: its position, and its height once complete.
+/// A shared node: its position (without counters: placement, side to move, en-passant
+/// square), and its height once complete.
 struct Shared {
-    key: PosKey,
+    key: Position,
     node: u64,
     height: Option<u32>,
 }
@@ -357,7 +351,7 @@ fn record<R: BufRead>(
                 ),
             ));
         };
-        if s.key != pos_key(&pos) {
+        if s.key != pos.without_counters() {
             return Err(w.fail(
                 parent,
                 ppos,
@@ -390,7 +384,7 @@ fn record<R: BufRead>(
         w.shared.insert(
             k,
             Shared {
-                key: pos_key(&pos),
+                key: pos.without_counters(),
                 node,
                 height: None,
             },
