@@ -189,20 +189,45 @@ fn killed_generation_resumes_to_identical_files() {
 }
 
 #[test]
-fn output_is_the_same_for_one_and_two_threads() {
-    let dir = TempDir::new(TEMP_PREFIX, "threads2");
+fn output_is_the_same_for_any_threads_and_tables_at_once() {
+    // Two threads building two tables at once (the default), and one thread with four tables
+    // in flight: the same bytes as the one-thread, one-table reference.
+    for (threads, jobs) in [("2", None), ("1", Some("4"))] {
+        let dir = TempDir::new(TEMP_PREFIX, &format!("threads{threads}"));
+        let mut args = vec![
+            "generate",
+            "--max-pieces",
+            "3",
+            "--tables",
+            dir.str(),
+            "--threads",
+            threads,
+            "--quiet",
+        ];
+        if let Some(j) = jobs {
+            args.extend(["--jobs", j]);
+        }
+        let out = antitb(&args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert_same_as_reference(dir.path());
+    }
+    let dir = TempDir::new(TEMP_PREFIX, "jobs0");
     let out = antitb(&[
         "generate",
         "--max-pieces",
-        "3",
+        "2",
         "--tables",
         dir.str(),
-        "--threads",
-        "2",
-        "--quiet",
+        "--jobs",
+        "0",
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_same_as_reference(dir.path());
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stderr).lines().count(),
+        1,
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]

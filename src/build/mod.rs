@@ -1,5 +1,7 @@
 //! Building a set of tables into a directory: the dependency closure in DAG order, skipping
-//! tables whose files are present and valid, generating the rest from the files already there.
+//! tables whose files are present and valid, generating the rest from the files already there,
+//! [`BuildOptions::jobs`] tables at once on the current rayon pool (each once the tables it reads
+//! are done).
 //!
 //! This is the layer that puts the solver and the files together: each table is generated in
 //! memory ([`crate::gen::generate`]) with [`DecodedTables`] over a [`Tablebase`] of the output
@@ -68,6 +70,14 @@ pub struct BuildOptions {
     pub only_targets: bool,
     /// Least time between two checkpoints of a resumable table ([`SolveOptions::resume`]).
     pub checkpoint_every: Duration,
+    /// Tables built at once (at least 1), each as soon as the tables it reads are built and
+    /// while the estimated peak memory of those running stays within
+    /// [`BuildOptions::memory_limit`]. A table's own passes are parallel too, but its
+    /// sequential stretches (opening sources, small levels, writing) leave cores idle that a
+    /// second table fills. The files are the same for any number. With more than one, the
+    /// per-table CPU time and peak memory of [`BuildEvent::Done`] are not measured (they
+    /// would mix the tables): build one at a time to calibrate estimates.
+    pub jobs: usize,
 }
 
 impl BuildOptions {
@@ -83,6 +93,7 @@ impl BuildOptions {
             check_disk: true,
             only_targets: false,
             checkpoint_every: SolveOptions::default().checkpoint_every,
+            jobs: 1,
         }
     }
 }
@@ -373,61 +384,222 @@ pub fn build(
         stale_removed,
         ..BuildReport::default()
     };
-    for (i, (e, (m, metrics))) in estimates.iter().zip(&plan).enumerate() {
-        let m = *m;
-        // The disk may have filled since the plan was checked.
-        check_disk(m.to_string(), e.disk, opts)?;
-        let t0 = Instant::now();
-        let meter = system::Meter::start();
-        events(&BuildEvent::Start { i, material: m });
-        // A fresh source per table: its block caches hold this table's dependencies only.
-        let source = Tablebase::open_with(
-            &dirs,
-            ReadOptions {
-                cache_blocks: SOURCE_CACHE_BLOCKS,
-            },
-        )
-        .map_err(BuildError::Probe)?;
-        let mut bytes = 0;
-        for &metric in metrics {
-            let mut decoded = DecodedTables::new(&source);
-            let needed = source_tables(m);
-            decoded
-                .preload(&needed, metric)
-                .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;
-            // The solver's scratch file (large tables) lies beside the output. A large table
-            // with pawns is resumable: a run killed in it starts again after the last unit
-            // (batch of pawn configurations) checkpointed, at most a minute before.
-            let solve_opts = SolveOptions {
-                scratch: opts.dir.clone(),
-                resume: e.slots > IN_MEMORY_SLOTS,
-                checkpoint_every: opts.checkpoint_every,
-                ..SolveOptions::default()
-            };
-            let table = solve(m, metric, &decoded, &solve_opts, &|p| {
-                events(&BuildEvent::Solver(p.clone()))
-            })
-            .map_err(|e| BuildError::Gen(m, e))?;
-            events(&BuildEvent::Writing {
-                i,
-                material: m,
-                metric,
-            });
-            for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
-                bytes += stats.file_len;
-            }
-            table.remove_resume_files();
-        }
-        report.bytes_written += bytes;
-        report.built.push(m);
-        events(&BuildEvent::Done {
-            i,
-            material: m,
-            time: t0.elapsed(),
-            bytes,
-            measured: meter.stop(),
-        });
-    }
+    let tables: Vec<Table> = estimates
+        .iter()
+        .zip(&plan)
+        .map(|(e, (m, metrics))| Table {
+            estimate: e,
+            material: *m,
+            metrics,
+        })
+        .collect();
+    let (built, bytes) = schedule(&tables, opts, &dirs, events)?;
+    report.built = built;
+    report.bytes_written = bytes;
     report.time = start.elapsed();
     Ok(report)
+}
+
+/// One table of a build's plan.
+struct Table<'a> {
+    estimate: &'a Estimate,
+    material: Material,
+    metrics: &'a [Metric],
+}
+
+/// The scheduler's state (see [`schedule`]).
+struct Schedule {
+    started: Vec<bool>,
+    done: Vec<bool>,
+    running: usize,
+    /// Estimated peak memory of the tables running.
+    running_memory: u64,
+    bytes: u64,
+    /// The first table of the plan that failed, and why.
+    failed: Option<(usize, BuildError)>,
+}
+
+/// Build `tables` (in dependency order) with up to [`BuildOptions::jobs`] at once on the current
+/// rayon pool: each table is started when every table of the plan it reads is done and its
+/// estimated memory fits beside those running (one table always runs). Returns the tables built,
+/// in plan order, and the bytes written; after a failure no table is started and, once those
+/// running end, the failure of the earliest table in the plan is returned.
+fn schedule(
+    tables: &[Table],
+    opts: &BuildOptions,
+    dirs: &[PathBuf],
+    events: &(dyn Fn(&BuildEvent) + Sync),
+) -> Result<(Vec<Material>, u64), BuildError> {
+    let index: HashMap<Material, usize> = tables
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.material, i))
+        .collect();
+    let deps: Vec<Vec<usize>> = tables
+        .iter()
+        .map(|t| {
+            source_tables(t.material)
+                .iter()
+                .filter_map(|d| index.get(d).copied())
+                .collect()
+        })
+        .collect();
+    let jobs = opts.jobs.max(1);
+    let state = std::sync::Mutex::new(Schedule {
+        started: vec![false; tables.len()],
+        done: vec![false; tables.len()],
+        running: 0,
+        running_memory: 0,
+        bytes: 0,
+        failed: None,
+    });
+    let ctx = Context {
+        tables,
+        deps: &deps,
+        jobs,
+        opts,
+        dirs,
+        events,
+        state: &state,
+    };
+    rayon::in_place_scope(|s| ctx.launch(s));
+    let st = state.into_inner().expect("schedule lock");
+    if let Some((_, e)) = st.failed {
+        return Err(e);
+    }
+    let built = tables
+        .iter()
+        .zip(&st.done)
+        .filter(|(_, d)| **d)
+        .map(|(t, _)| t.material)
+        .collect();
+    Ok((built, st.bytes))
+}
+
+/// What every task of [`schedule`] shares.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    tables: &'a [Table<'a>],
+    deps: &'a [Vec<usize>],
+    jobs: usize,
+    opts: &'a BuildOptions,
+    dirs: &'a [PathBuf],
+    events: &'a (dyn Fn(&BuildEvent) + Sync),
+    state: &'a std::sync::Mutex<Schedule>,
+}
+
+impl<'a> Context<'a> {
+    /// Start every table that may start now, each as a task that builds it and then starts
+    /// whatever its end allows.
+    fn launch<'s>(self, s: &rayon::Scope<'s>)
+    where
+        'a: 's,
+    {
+        let mut st = self.state.lock().expect("schedule lock");
+        while st.running < self.jobs && st.failed.is_none() {
+            let limit = self.opts.memory_limit.unwrap_or(u64::MAX);
+            let next = (0..self.tables.len()).find(|&i| {
+                !st.started[i]
+                    && self.deps[i].iter().all(|&d| st.done[d])
+                    && (st.running == 0
+                        || st.running_memory + self.tables[i].estimate.memory <= limit)
+            });
+            let Some(i) = next else { break };
+            st.started[i] = true;
+            st.running += 1;
+            st.running_memory += self.tables[i].estimate.memory;
+            s.spawn(move |s| {
+                let result = build_one(
+                    i,
+                    &self.tables[i],
+                    self.jobs == 1,
+                    self.opts,
+                    self.dirs,
+                    self.events,
+                );
+                {
+                    let mut st = self.state.lock().expect("schedule lock");
+                    st.running -= 1;
+                    st.running_memory -= self.tables[i].estimate.memory;
+                    match result {
+                        Ok(bytes) => {
+                            st.done[i] = true;
+                            st.bytes += bytes;
+                        }
+                        Err(e) => {
+                            if st.failed.as_ref().is_none_or(|(j, _)| i < *j) {
+                                st.failed = Some((i, e));
+                            }
+                        }
+                    }
+                }
+                self.launch(s);
+            });
+        }
+    }
+}
+
+/// Build table `i` of the plan: solve each metric and write its files. With `measure`, the
+/// [`BuildEvent::Done`] event carries the CPU time and peak memory the build took (only
+/// meaningful when no other table runs at the same time).
+fn build_one(
+    i: usize,
+    t: &Table,
+    measure: bool,
+    opts: &BuildOptions,
+    dirs: &[PathBuf],
+    events: &(dyn Fn(&BuildEvent) + Sync),
+) -> Result<u64, BuildError> {
+    let (m, e) = (t.material, t.estimate);
+    // The disk may have filled since the plan was checked.
+    check_disk(m.to_string(), e.disk, opts)?;
+    let t0 = Instant::now();
+    let meter = measure.then(system::Meter::start);
+    events(&BuildEvent::Start { i, material: m });
+    // A fresh source per table: its block caches hold this table's dependencies only.
+    let source = Tablebase::open_with(
+        dirs,
+        ReadOptions {
+            cache_blocks: SOURCE_CACHE_BLOCKS,
+        },
+    )
+    .map_err(BuildError::Probe)?;
+    let mut bytes = 0;
+    for &metric in t.metrics {
+        let mut decoded = DecodedTables::new(&source);
+        let needed = source_tables(m);
+        decoded
+            .preload(&needed, metric)
+            .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;
+        // The solver's scratch file (large tables) lies beside the output. A large table
+        // with pawns is resumable: a run killed in it starts again after the last unit
+        // (batch of pawn configurations) checkpointed, at most a minute before.
+        let solve_opts = SolveOptions {
+            scratch: opts.dir.clone(),
+            resume: e.slots > IN_MEMORY_SLOTS,
+            checkpoint_every: opts.checkpoint_every,
+            ..SolveOptions::default()
+        };
+        let table = solve(m, metric, &decoded, &solve_opts, &|p| {
+            events(&BuildEvent::Solver(p.clone()))
+        })
+        .map_err(|e| BuildError::Gen(m, e))?;
+        events(&BuildEvent::Writing {
+            i,
+            material: m,
+            metric,
+        });
+        for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
+            bytes += stats.file_len;
+        }
+        table.remove_resume_files();
+    }
+    events(&BuildEvent::Done {
+        i,
+        material: m,
+        time: t0.elapsed(),
+        bytes,
+        measured: meter.map(|m| m.stop()).unwrap_or_default(),
+    });
+    Ok(bytes)
 }

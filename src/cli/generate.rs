@@ -34,6 +34,11 @@ pub struct GenerateArgs {
     /// Worker threads (default: all cores)
     #[arg(long)]
     threads: Option<usize>,
+    /// Tables built at once, each as soon as the tables it reads are done and while the
+    /// estimated memory of those running fits --memory-limit (default: one per thread; 1 with
+    /// --report, so that each table's measured CPU time and peak memory are its own)
+    #[arg(long)]
+    jobs: Option<usize>,
     /// Files to build per table (comma-separated): wdl and dtz always, dtw (depth to win) unless left out
     #[arg(long, value_delimiter = ',', default_value = "wdl,dtz,dtw", value_parser = select::metric_parser())]
     metrics: Vec<Metric>,
@@ -134,18 +139,34 @@ struct State {
     /// Work of the tables finished.
     done_work: u64,
     tables: usize,
-    current: Option<(usize, Material)>,
+    /// Tables finished.
+    finished: usize,
+    /// The tables being built (several with --jobs), in the order they started.
+    current: Vec<Current>,
+    start: Option<Instant>,
+}
+
+/// A table being built: its index in the plan, its phase and the fraction of its work done.
+struct Current {
+    i: usize,
+    material: Material,
     phase: String,
     fraction: f64,
-    start: Option<Instant>,
 }
 
 impl State {
     fn done_now(&self) -> u64 {
-        let cur = self.current.map_or(0, |(i, _)| {
-            (self.work[i] as f64 * self.fraction.clamp(0.0, 1.0)) as u64
-        });
+        let cur: u64 = self
+            .current
+            .iter()
+            .map(|c| (self.work[c.i] as f64 * c.fraction.clamp(0.0, 1.0)) as u64)
+            .sum();
         self.done_work + cur
+    }
+
+    /// The running table of `material`, if any.
+    fn running(&mut self, material: Material) -> Option<&mut Current> {
+        self.current.iter_mut().find(|c| c.material == material)
     }
 
     /// Positions per second and the time left, from the work done so far.
@@ -164,20 +185,28 @@ impl State {
 
     /// First line: tables done, speed, time left.
     fn overall(&self) -> String {
-        let done = self.current.map_or(self.tables, |(i, _)| i);
-        let mut s = format!("{done}/{} tables", self.tables);
+        let mut s = format!("{}/{} tables", self.finished, self.tables);
         if let Some((per_sec, eta)) = self.speed_eta() {
             s.push_str(&format!(" · {} · ETA {}", rate(per_sec), duration(eta)));
         }
         s
     }
 
-    /// Second line: the current table and its phase.
+    /// Second line: the tables being built and their phases.
     fn current(&self) -> String {
-        match self.current {
-            Some((_, m)) => format!("{m} ({} pieces): {}", m.count(), self.phase),
-            None => String::new(),
-        }
+        let tables: Vec<String> = self
+            .current
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} ({} pieces): {}",
+                    c.material,
+                    c.material.count(),
+                    c.phase
+                )
+            })
+            .collect();
+        tables.join("; ")
     }
 }
 
@@ -273,6 +302,12 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
         check_disk: !args.no_disk_check,
         only_targets: args.no_deps,
         checkpoint_every: Duration::from_secs(args.checkpoint_every),
+        jobs: match args.jobs {
+            Some(0) => return Err("--jobs must be at least 1".to_string()),
+            Some(n) => n,
+            None if args.report.is_some() => 1,
+            None => rayon::current_num_threads(),
+        },
     };
     let quiet = args.quiet;
     let tty = std::io::stderr().is_terminal();
@@ -353,12 +388,15 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                 }
             }
             BuildEvent::Start { i, material } => {
-                st.current = Some((*i, *material));
-                st.phase = "starting".into();
-                st.fraction = 0.0;
+                st.current.push(Current {
+                    i: *i,
+                    material: *material,
+                    phase: "starting".into(),
+                    fraction: 0.0,
+                });
             }
             BuildEvent::Solver(p) => {
-                st.phase = match p.phase {
+                let phase = match p.phase {
                     "levels" if p.groups > 1 => {
                         format!(
                             "{} levels, pawn group {}/{}, ply {}",
@@ -404,10 +442,17 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                 } else {
                     0.0
                 };
-                st.fraction = (k + within) / metrics;
+                if let Some(c) = st.running(p.material) {
+                    c.phase = phase;
+                    c.fraction = (k + within) / metrics;
+                }
             }
-            BuildEvent::Writing { metric, .. } => {
-                st.phase = format!("{} compressing and writing", metric_name(*metric));
+            BuildEvent::Writing {
+                material, metric, ..
+            } => {
+                if let Some(c) = st.running(*material) {
+                    c.phase = format!("{} compressing and writing", metric_name(*metric));
+                }
             }
             BuildEvent::Done {
                 i,
@@ -417,8 +462,8 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                 measured,
             } => {
                 st.done_work += st.work[*i];
-                st.current = None;
-                st.fraction = 0.0;
+                st.finished += 1;
+                st.current.retain(|c| c.i != *i);
                 if lines {
                     let eta = st
                         .speed_eta()
@@ -426,7 +471,7 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                         .unwrap_or_default();
                     eprintln!(
                         "[{}/{}] {material}: {}, {}{}{eta}",
-                        i + 1,
+                        st.finished,
                         st.tables,
                         duration(*time),
                         human_bytes(*bytes),
