@@ -9,7 +9,9 @@ mod common;
 
 use antitb::r#gen::{LookupError, MemoryTables};
 use antitb::probe::ProbeError;
-use antitb::prove::{self, Answer, NoTables, Options, Oracle, Proof, Step, check, check_binary};
+use antitb::prove::{
+    self, Answer, NoTables, Options, Oracle, Proof, Step, binary, check, check_binary,
+};
 use antitb::rules::{Board, Color, Piece, Position, Role, Square};
 use antitb::table::{Material, Metric};
 use common::rng::Rng;
@@ -711,18 +713,28 @@ fn join_binary(p: &BinaryParts) -> Vec<u8> {
 }
 
 /// The proofs of the committed library (`proofs/`) that have no table leaf (the checkers need
-/// no table for them): opening proofs of thousands of nodes, with transpositions.
+/// no table for them), as text: opening proofs of thousands of nodes, with transpositions.
+/// The library holds binary proofs (`.proofb`, each accepted by the binary checker before it
+/// is read back) or, written before the binary format, text proofs (`.proof`).
 fn library_proofs_without_table_leaves() -> Vec<String> {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("proofs/e3");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .expect("proofs/e3 is in the repository")
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "proof"))
+        .filter(|p| p.extension().is_some_and(|e| e == "proof" || e == "proofb"))
         .collect();
     files.sort();
     let texts: Vec<String> = files
         .iter()
-        .map(|f| std::fs::read_to_string(f).unwrap())
+        .filter_map(|f| {
+            if f.extension().is_some_and(|e| e == "proofb") {
+                let bin = std::fs::read(f).unwrap();
+                check_binary::check(Cursor::new(&bin), &NoTables).ok()?;
+                Some(Proof::from_binary(&bin).unwrap().to_text("library"))
+            } else {
+                Some(std::fs::read_to_string(f).unwrap())
+            }
+        })
         .filter(|t| check::check(t, &NoTables).is_ok())
         .collect();
     assert!(
@@ -732,7 +744,18 @@ fn library_proofs_without_table_leaves() -> Vec<String> {
     texts
 }
 
+/// The reader's refusal of a binary proof that does not read.
+fn unread(bin: &[u8]) -> String {
+    match Proof::from_binary(bin) {
+        Ok(p) => panic!("damaged binary proof read ({} nodes)", p.size()),
+        Err(e) => e,
+    }
+}
+
+/// The checker's one-line rejection of a damaged binary proof. The reader is run on it too: it
+/// must not panic (it reads, it does not check, so it may accept what only the checker sees).
 fn rejected_binary(bin: &[u8], oracle: &dyn Oracle) -> String {
+    let _ = Proof::from_binary(bin);
     match check_binary::check(Cursor::new(bin), oracle) {
         Ok(c) => panic!("damaged binary proof accepted ({} nodes)", c.nodes),
         Err(e) => {
@@ -773,6 +796,31 @@ fn binary_proofs_round_trip_and_give_the_text_checkers_figures() {
             c,
             "figures differ"
         );
+        // Read back: the text checker accepts it with the same figures, and it writes the
+        // same bytes (the same graph; the comment is kept).
+        let read = binary::read_binary(&bin).unwrap();
+        assert_eq!(read.comment, "round trip");
+        let back = Proof::from_binary(&bin).unwrap();
+        assert_eq!(back.size(), c.nodes, "one step per node");
+        assert_eq!(check::check(&back.to_text("back"), oracle).unwrap(), c);
+        let st = back.stats();
+        assert_eq!(
+            (
+                st.or_nodes,
+                st.and_nodes,
+                st.end_leaves,
+                st.table_leaves,
+                st.depth
+            ),
+            (
+                c.or_nodes,
+                c.and_nodes,
+                c.end_leaves,
+                c.table_leaves,
+                c.depth
+            )
+        );
+        assert_eq!(back.to_binary("round trip").unwrap(), bin);
         // Deterministic: the same graph gives the same bytes, however it is numbered.
         assert_eq!(bin, proof.to_binary("round trip").unwrap());
         let again = Proof::from_text(&proof.to_text("again")).unwrap();
@@ -811,11 +859,13 @@ fn damaged_binary_proofs_are_rejected_with_one_line() {
     // Truncated anywhere, or any byte flipped: refused (the checksum, or before it).
     for len in 0..bin.len() {
         rejected_binary(&bin[..len], &two);
+        unread(&bin[..len]);
     }
     for i in 0..bin.len() {
         let mut b = bin.clone();
         b[i] ^= 0x10;
         let e = rejected_binary(&b, &two);
+        unread(&b);
         if i >= 8 {
             assert!(e.contains("checksum"), "byte {i}: {e}");
         }
@@ -841,6 +891,7 @@ fn damaged_binary_proofs_are_rejected_with_one_line() {
     p.records[or].1 = Some(300);
     let e = rejected_binary(&join_binary(&p), &two);
     assert!(e.contains("move index 300"), "{e}");
+    assert!(unread(&join_binary(&p)).contains("move index 300"));
     // Another legal move: the rest no longer fits (the wrong side to move, or a wrong leaf).
     p.records[or].1 = Some(parts.records[or].1.unwrap() ^ 1);
     rejected_binary(&join_binary(&p), &two);
@@ -860,9 +911,11 @@ fn damaged_binary_proofs_are_rejected_with_one_line() {
     };
     p.records.pop();
     rejected_binary(&join_binary(&p), &two);
+    unread(&join_binary(&p));
     p.records = parts.records.clone();
     p.records.push((3, None));
     rejected_binary(&join_binary(&p), &two);
+    unread(&join_binary(&p));
 
     // References, in an opening proof of the library with transpositions.
     let text = library_proofs_without_table_leaves()
@@ -885,6 +938,7 @@ fn damaged_binary_proofs_are_rejected_with_one_line() {
     p.records[first_ref].1 = Some(1_000_000);
     let e = rejected_binary(&join_binary(&p), three);
     assert!(e.contains("not defined yet"), "{e}");
+    assert!(unread(&join_binary(&p)).contains("not defined yet"));
     // To a node not completed: the root made shared (#0, the others renumbered), referred to
     // from inside itself (a cycle).
     let mut p = BinaryParts {
@@ -898,6 +952,7 @@ fn damaged_binary_proofs_are_rejected_with_one_line() {
     p.records[first_ref].1 = Some(0);
     let e = rejected_binary(&join_binary(&p), three);
     assert!(e.contains("not complete"), "{e}");
+    assert!(unread(&join_binary(&p)).contains("not complete"));
     // To another shared node: every one defined before the reference is rejected, and those
     // still kept are rejected as another position.
     let shared_before = parts.records[..first_ref]

@@ -27,6 +27,39 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The files of a directory, sorted.
+fn sorted_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
+/// A binary proof without its comment (FORMAT.md: the header's comment, which holds the
+/// search's time and node count) and checksum: the proof's graph, byte for byte.
+fn binary_without_comment(bytes: &[u8]) -> Vec<u8> {
+    assert!(bytes.starts_with(b"ATBPROOF"), "not a binary proof");
+    let le = |b: &[u8]| {
+        b.iter()
+            .rev()
+            .fold(0usize, |a, &x| (a << 8) | usize::from(x))
+    };
+    // Magic, version, prover, nodes; then the FEN and the comment with their lengths.
+    let fen_end = 20 + le(&bytes[18..20]);
+    let comment_len = le(&bytes[fen_end..fen_end + 4]);
+    let mut out = bytes[..fen_end].to_vec();
+    out.extend_from_slice(&bytes[fen_end + 4 + comment_len..bytes.len() - 32]);
+    out
+}
+
+/// Whether a file is named and starts as a binary proof (FORMAT.md: the magic `ATBPROOF`).
+fn is_binary_proof(f: &Path) -> bool {
+    let bytes = std::fs::read(f).unwrap();
+    f.extension().is_some_and(|e| e == "proofb") && bytes.starts_with(b"ATBPROOF")
+}
+
 #[test]
 fn prove_writes_a_proof_that_check_proof_accepts() {
     let dir = scratch("opening");
@@ -297,7 +330,7 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
         assert!(o.status.success(), "{}", stderr(&o));
         stdout(&o)
     };
-    let first = run(&dir.join("first.proof"));
+    let first = run(&dir.join("first.proofb"));
     assert_eq!(first.lines().next(), Some("loss"), "{first}");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&lib)
         .unwrap()
@@ -306,31 +339,28 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
     files.sort();
     assert_eq!(files.len(), 3, "one proof per move: {files:?}");
     for f in &files {
+        assert!(is_binary_proof(f), "{}", f.display());
         let o = antitb(&["check-proof", s(f)]);
         assert!(o.status.success(), "{}: {}", f.display(), stderr(&o));
+        assert!(stdout(&o).contains("(binary)"), "{}", stdout(&o));
     }
 
-    let second = run(&dir.join("second.proof"));
+    let second = run(&dir.join("second.proofb"));
     assert_eq!(second.lines().next(), Some("loss"), "{second}");
     let stored = second
         .lines()
         .filter(|l| l.contains("from the proof library"));
     assert_eq!(stored.count(), 3, "{second}");
     assert!(second.contains("nodes 0 expanded"), "{second}");
-    let body = |p: &str| {
-        let t = std::fs::read_to_string(dir.join(p)).unwrap();
-        t.lines()
-            .filter(|l| !l.starts_with('#'))
-            .collect::<Vec<_>>()
-            .join("\n")
-    };
-    assert_eq!(body("first.proof"), body("second.proof"));
+    // The line's proofs are the same graph: the same binary file but for the comment.
+    let body = |p: &str| binary_without_comment(&std::fs::read(dir.join(p)).unwrap());
+    assert_eq!(body("first.proofb"), body("second.proofb"));
 
     // One file truncated, another replaced by a proof of a different position.
-    let text = std::fs::read_to_string(&files[0]).unwrap();
-    std::fs::write(&files[0], &text[..text.len() / 2]).unwrap();
+    let bytes = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();
     std::fs::copy(&files[2], &files[1]).unwrap();
-    let third = run(&dir.join("third.proof"));
+    let third = run(&dir.join("third.proofb"));
     assert_eq!(third.lines().next(), Some("loss"), "{third}");
     let notes: Vec<&str> = third
         .lines()
@@ -342,8 +372,13 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
         notes.iter().any(|l| l.contains("another position")),
         "{third}"
     );
-    assert_eq!(body("first.proof"), body("third.proof"));
+    assert!(
+        notes.iter().any(|l| l.contains("checksum mismatch")),
+        "{third}"
+    );
+    assert_eq!(body("first.proofb"), body("third.proofb"));
     for f in &files {
+        assert!(is_binary_proof(f), "{}", f.display());
         let o = antitb(&["check-proof", s(f)]);
         assert!(
             o.status.success(),
@@ -352,6 +387,55 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
             stderr(&o)
         );
     }
+
+    // A library written before the binary format: the same proofs as text files
+    // (`check-proof --write-text`), served as they are.
+    let old = dir.join("old");
+    std::fs::create_dir_all(&old).unwrap();
+    for f in &files {
+        let name = f.file_stem().unwrap().to_str().unwrap();
+        let text = old.join(format!("{name}.proof"));
+        let o = antitb(&["check-proof", s(f), "--write-text", s(&text)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("text proof written"), "{}", stdout(&o));
+        assert!(!is_binary_proof(&text));
+        let o = antitb(&["check-proof", s(&text)]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        assert!(stdout(&o).contains("(text)"), "{}", stdout(&o));
+    }
+    std::fs::remove_dir_all(&lib).unwrap();
+    std::fs::rename(&old, &lib).unwrap();
+    let texts = sorted_files(&lib);
+    let fourth = run(&dir.join("fourth.proofb"));
+    let stored = fourth
+        .lines()
+        .filter(|l| l.contains("from the proof library"));
+    assert_eq!(stored.count(), 3, "{fourth}");
+    assert!(fourth.contains("nodes 0 expanded"), "{fourth}");
+    assert_eq!(body("first.proofb"), body("fourth.proofb"));
+    assert_eq!(sorted_files(&lib), texts, "served, not rewritten");
+    // A damaged text file: reported, proven again, replaced by a binary file.
+    let text = std::fs::read_to_string(&texts[1]).unwrap();
+    std::fs::write(&texts[1], &text[..text.len() / 2]).unwrap();
+    let fifth = run(&dir.join("fifth.proofb"));
+    assert_eq!(
+        fifth
+            .lines()
+            .filter(|l| l.contains("library file not used") && l.contains("rejected"))
+            .count(),
+        1,
+        "{fifth}"
+    );
+    assert_eq!(body("first.proofb"), body("fifth.proofb"));
+    let now = sorted_files(&lib);
+    assert_eq!(now.len(), 3, "{now:?}");
+    assert!(
+        !now.contains(&texts[1]),
+        "the text file is removed: {now:?}"
+    );
+    assert!(now.contains(&texts[1].with_extension("proofb")), "{now:?}");
+    let o = antitb(&["check-proof", s(&texts[1].with_extension("proofb"))]);
+    assert!(o.status.success(), "{}", stderr(&o));
 
     // A library that cannot be created: one line, before any search.
     let blocker = dir.join("file");
@@ -393,11 +477,9 @@ fn a_proof_library_serves_one_position_and_the_lines_through_it() {
     let first = prove_one();
     assert_eq!(first.lines().next(), Some("win"), "{first}");
     assert!(!first.contains("from the proof library"), "{first}");
-    let files: Vec<PathBuf> = std::fs::read_dir(&lib)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let files = sorted_files(&lib);
     assert_eq!(files.len(), 1, "{files:?}");
+    assert!(is_binary_proof(&files[0]), "{}", files[0].display());
     let o = antitb(&["check-proof", s(&files[0])]);
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(
@@ -434,13 +516,28 @@ fn a_proof_library_serves_one_position_and_the_lines_through_it() {
     );
 
     // A damaged file is reported, the position proven again and the file replaced.
-    let text = std::fs::read_to_string(&files[0]).unwrap();
-    std::fs::write(&files[0], &text[..text.len() / 3]).unwrap();
+    let bytes = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &bytes[..bytes.len() / 3]).unwrap();
     let third = prove_one();
     assert_eq!(third.lines().next(), Some("win"), "{third}");
     assert!(third.contains("library file not used"), "{third}");
+    assert!(third.contains("checksum mismatch"), "{third}");
     let o = antitb(&["check-proof", s(&files[0])]);
     assert!(o.status.success(), "replaced: {}", stderr(&o));
+    // One byte of the body changed (the file's length kept): reported and replaced too.
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let at = bytes.len() - 40;
+    bytes[at] ^= 0x01;
+    std::fs::write(&files[0], &bytes).unwrap();
+    let fourth = prove_one();
+    assert!(fourth.contains("library file not used"), "{fourth}");
+    assert!(!fourth.contains("from the proof library"), "{fourth}");
+    let o = antitb(&["check-proof", s(&files[0])]);
+    assert!(o.status.success(), "replaced: {}", stderr(&o));
+    assert!(
+        sorted_files(&lib).iter().all(|f| is_binary_proof(f)),
+        "no temporary file left"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -515,7 +612,40 @@ fn binary_proofs_through_the_command_line() {
         .collect();
     assert!(names.is_empty(), "{names:?}");
 
-    // A binary proof is not converted again; a truncated one is refused with one line.
+    // Back to text with --write-text: the text checker gives the same figures, and the
+    // text converts again to the same bytes (the comment kept).
+    let back = dir.join("back.proof");
+    let o = antitb(&[
+        "check-proof",
+        s(&converted),
+        "--tables",
+        s(&dir),
+        "--write-text",
+        s(&back),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(figures(&stdout(&o)), binary_figures);
+    let o = antitb(&["check-proof", s(&back), "--tables", s(&dir)]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("(text)"), "{}", stdout(&o));
+    assert_eq!(figures(&stdout(&o)), binary_figures);
+    let again = dir.join("again.proofb");
+    let o = antitb(&[
+        "check-proof",
+        s(&back),
+        "--tables",
+        s(&dir),
+        "--write-binary",
+        s(&again),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&again).unwrap(),
+        std::fs::read(&converted).unwrap()
+    );
+
+    // A binary proof is not converted again, nor a text one to text; a truncated one is
+    // refused with one line.
     let o = antitb(&[
         "check-proof",
         s(&bin),
@@ -525,11 +655,35 @@ fn binary_proofs_through_the_command_line() {
         s(&converted),
     ]);
     assert_eq!(o.status.code(), Some(2));
+    let o = antitb(&[
+        "check-proof",
+        s(&back),
+        "--tables",
+        s(&dir),
+        "--write-text",
+        s(&dir.join("x.proof")),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     std::fs::write(&bin, &bytes[..bytes.len() - 1]).unwrap();
     let o = antitb(&["check-proof", s(&bin), "--tables", s(&dir)]);
     assert_eq!(o.status.code(), Some(2));
     let err = stderr(&o);
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("checksum"), "{err}");
+    let o = antitb(&[
+        "check-proof",
+        s(&bin),
+        "--tables",
+        s(&dir),
+        "--write-text",
+        s(&dir.join("x.proof")),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "the truncated file is not converted"
+    );
+    assert!(!dir.join("x.proof").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,7 +2,7 @@
 //! independent checker of its proof files).
 
 use antitb::probe::Tablebase;
-use antitb::prove::binary::write_binary_proof;
+use antitb::prove::binary::{read_binary, write_binary_proof};
 use antitb::prove::library::{ProofLibrary, write_proof};
 use antitb::prove::{
     self, Answer, LineReport, MoveStatus, NoTables, Options, Oracle, Progress, Proof, check,
@@ -67,8 +67,11 @@ pub struct CheckProofArgs {
     #[arg(long)]
     tables: Vec<PathBuf>,
     /// Once a text proof is accepted, write it in the binary format to this file
-    #[arg(long, value_name = "OUT")]
+    #[arg(long, value_name = "OUT", conflicts_with = "write_text")]
     write_binary: Option<PathBuf>,
+    /// Once a binary proof is accepted, write it in the text format to this file (to read it)
+    #[arg(long, value_name = "OUT")]
+    write_text: Option<PathBuf>,
 }
 
 fn color_name(c: Color) -> &'static str {
@@ -473,6 +476,12 @@ pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
             file.display()
         ));
     }
+    if !binary && args.write_text.is_some() {
+        return Err(format!(
+            "{} is already a text proof (--write-text converts binary proofs)",
+            file.display()
+        ));
+    }
     let tb = open_tables(tables)?;
     let oracle: &dyn Oracle = match &tb {
         Some(tb) => tb,
@@ -481,7 +490,17 @@ pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
     let start = Instant::now();
     let mut text = String::new();
     let mut streamed = None;
-    let c = if binary {
+    // To convert a binary proof, the bytes checked are the bytes read back (held in memory).
+    let mut bytes = Vec::new();
+    let c = if binary && args.write_text.is_some() {
+        f.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
+        f.read_to_end(&mut bytes).map_err(cannot_read)?;
+        check_binary::check_streamed(std::io::Cursor::new(&bytes), oracle).map(|s| {
+            let c = s.checked.clone();
+            streamed = Some(s);
+            c
+        })
+    } else if binary {
         check_binary::check_streamed(std::io::BufReader::new(f), oracle).map(|s| {
             let c = s.checked.clone();
             streamed = Some(s);
@@ -522,6 +541,12 @@ pub fn run_check(args: CheckProofArgs) -> Result<(), String> {
         write_binary_proof(out, &proof, &comment.join("\n"))
             .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
         println!("binary proof written to {}", out.display());
+    }
+    if let Some(out) = &args.write_text {
+        let read = read_binary(&bytes).map_err(|e| format!("cannot read the proof: {e}"))?;
+        write_proof(out, &read.proof, &read.comment)
+            .map_err(|e| format!("cannot write {}: {e}", out.display()))?;
+        println!("text proof written to {}", out.display());
     }
     Ok(())
 }

@@ -1,14 +1,18 @@
 //! The writer of binary proofs (`FORMAT.md`, "Binary format"): the proof's nodes depth first
 //! from the root, each position once, later visits as references to the completed node,
-//! compressed as one zstd frame as they are produced, with a SHA-256 trailer. The checker is
-//! `check_binary.rs` (this module takes the format's constants from it).
+//! compressed as one zstd frame as they are produced, with a SHA-256 trailer; and its reader
+//! back to a [`Proof`] ([`Proof::from_binary`], for the proof library). The checker is
+//! `check_binary.rs` (this module takes the format's constants from it, and never stands in
+//! for it: the reader reads, it does not check).
 
 use super::check_binary::{
-    FLAG, KIND_AND, KIND_END, KIND_OR, KIND_REF, KIND_TABLE, MAGIC, TRAILER, VERSION, ordered_moves,
+    FLAG, KIND_AND, KIND_END, KIND_OR, KIND_REF, KIND_TABLE, MAGIC, TRAILER, VERSION,
+    WINDOW_LOG_MAX, ordered_moves, table_wdl,
 };
-use super::proof::{Proof, Step};
+use super::proof::{Proof, Step, write_replacing};
+use crate::rules::{Color, Move, Position};
 use sha2::{Digest, Sha256};
-use std::io::{self, Write};
+use std::io::{self, BufRead, Read, Write};
 use std::path::Path;
 
 /// The zstd level of the body (measured with `scripts/bench-proof-format.sh`: see FORMAT.md).
@@ -140,7 +144,7 @@ impl Proof {
                 } else {
                     0
                 };
-                let kids: Vec<(usize, crate::rules::Position)> = match &self.steps[i] {
+                let kids: Vec<(usize, Position)> = match &self.steps[i] {
                     Step::Or(m, c) => {
                         let moves = ordered_moves(&pos);
                         let at = moves.iter().position(|x| x == m).ok_or_else(|| {
@@ -226,23 +230,241 @@ impl Proof {
 }
 
 /// Write a binary proof to `path` through a temporary file in the same directory, synced and
-/// renamed into place once complete (as `library::write_proof` does for text).
+/// renamed into place once complete (`proof::write_replacing`).
 pub fn write_binary_proof(path: &Path, proof: &Proof, comment: &str) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let written = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        proof.write_binary(&mut file, comment)?;
-        file.sync_all()
-    })();
-    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
+    write_replacing(path, &mut |w| proof.write_binary(w, comment))
+}
+
+/// A binary proof read back: the proof and the comment of its header.
+#[derive(Clone, Debug)]
+pub struct ReadBinary {
+    pub proof: Proof,
+    pub comment: String,
+}
+
+impl Proof {
+    /// Read a proof written in the binary format of `FORMAT.md` (see [`read_binary`]).
+    pub fn from_binary(bytes: &[u8]) -> Result<Proof, String> {
+        read_binary(bytes).map(|r| r.proof)
     }
-    Ok(())
+}
+
+/// Read a binary proof (`FORMAT.md`, "Binary format") and its comment. This reads, it does not
+/// check: run [`super::check_binary::check`] on the same bytes first (a file that passes it
+/// always reads, into a proof with the same figures). Anything else that does not read (a
+/// wrong checksum, a truncated body, a reference to a node not complete, a move index past the
+/// legal moves) is an error message, never a panic. The nodes come out children first, as
+/// [`Proof`] wants them, an `and` node's replies in the format's move order.
+pub fn read_binary(bytes: &[u8]) -> Result<ReadBinary, String> {
+    if bytes.len() < MAGIC.len() + TRAILER || !bytes.starts_with(MAGIC) {
+        return Err("not a binary antitb proof".to_string());
+    }
+    let (data, trailer) = bytes.split_at(bytes.len() - TRAILER);
+    if Sha256::digest(data).as_slice() != trailer {
+        return Err("checksum mismatch: the file is corrupt or truncated".to_string());
+    }
+    let mut at = MAGIC.len();
+    let mut take = |n: usize, what: &str| -> Result<&[u8], String> {
+        let piece = data
+            .get(at..at + n)
+            .ok_or_else(|| format!("truncated in the {what}"))?;
+        at += n;
+        Ok(piece)
+    };
+    let le = |b: &[u8]| {
+        b.iter()
+            .rev()
+            .fold(0u64, |acc, &x| (acc << 8) | u64::from(x))
+    };
+    let version = take(1, "header")?[0];
+    if version != VERSION {
+        return Err(format!(
+            "binary proof version {version}, this antitb reads version {VERSION}"
+        ));
+    }
+    let prover = match take(1, "header")?[0] {
+        0 => Color::White,
+        1 => Color::Black,
+        b => return Err(format!("prover byte {b} is neither 0 nor 1")),
+    };
+    let declared = le(take(8, "header")?);
+    let fen_len = le(take(2, "header")?) as usize;
+    let fen = std::str::from_utf8(take(fen_len, "root FEN")?)
+        .map_err(|_| "the root FEN is not text".to_string())?;
+    let root: Position = fen.parse().map_err(|e| format!("bad root FEN: {e}"))?;
+    let comment_len = usize::try_from(le(take(4, "header")?)).map_err(|_| "comment too long")?;
+    let comment = String::from_utf8_lossy(take(comment_len, "comment")?).into_owned();
+    let body = &data[at..];
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(body)
+        .map_err(|e| format!("cannot start zstd: {e}"))?
+        .single_frame();
+    decoder
+        .window_log_max(WINDOW_LOG_MAX)
+        .map_err(|e| format!("cannot start zstd: {e}"))?;
+    let mut records = io::BufReader::with_capacity(1 << 16, decoder);
+    let proof = read_records(&mut records, root, prover, declared)?;
+    let mut rest = [0u8; 1];
+    match records.read(&mut rest) {
+        Ok(0) => {}
+        Ok(_) => return Err("records after the root's last one".to_string()),
+        Err(e) => return Err(format!("body unreadable: {e}")),
+    }
+    if !records.into_inner().finish().is_empty() {
+        return Err("bytes after the compressed body".to_string());
+    }
+    Ok(ReadBinary { proof, comment })
+}
+
+/// A node of the open line: its position, the moves of its children in the format's order,
+/// their node numbers read so far, and its shared number if it has one.
+struct Open {
+    pos: Position,
+    kind: u8,
+    moves: Vec<Move>,
+    children: Vec<u32>,
+    shared: Option<u32>,
+}
+
+fn byte<R: BufRead>(r: &mut R) -> Result<u8, String> {
+    let b = match r.fill_buf() {
+        Ok([]) => return Err("the body ends inside the proof".to_string()),
+        Ok(buf) => buf[0],
+        Err(e) => return Err(format!("body unreadable: {e}")),
+    };
+    r.consume(1);
+    Ok(b)
+}
+
+fn read_varint<R: BufRead>(r: &mut R) -> Result<u32, String> {
+    let mut v = 0u64;
+    for i in 0..5 {
+        let b = byte(r)?;
+        v |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            return u32::try_from(v).map_err(|_| format!("number {v} too large in the body"));
+        }
+    }
+    Err("a number of more than five bytes in the body".to_string())
+}
+
+/// The records depth first from the root, into steps children first.
+fn read_records<R: BufRead>(
+    r: &mut R,
+    root: Position,
+    prover: Color,
+    declared: u64,
+) -> Result<Proof, String> {
+    const INCOMPLETE: u32 = u32::MAX;
+    // No more than the records the body can hold (a damaged header cannot ask for more).
+    let mut steps: Vec<Step> = Vec::with_capacity(declared.min(1 << 20) as usize);
+    // The step of each shared node, INCOMPLETE while its record is open.
+    let mut shared: Vec<u32> = Vec::new();
+    let mut stack: Vec<Open> = Vec::new();
+    let mut nodes = 0u64;
+    let mut pos = root;
+    loop {
+        // The record of the node at `pos`: a finished step, or a node whose children follow.
+        let tag = byte(r)?;
+        let (kind, flag) = (tag & 7, tag & FLAG != 0);
+        if tag & !(7 | FLAG) != 0 {
+            return Err(format!("tag byte {tag:#04x} has unknown bits"));
+        }
+        let mut done = if kind == KIND_REF {
+            let k = read_varint(r)?;
+            if stack.is_empty() {
+                return Err("the root is a reference".to_string());
+            }
+            match shared.get(k as usize) {
+                None => return Err(format!("a reference to shared node #{k}, not defined yet")),
+                Some(&INCOMPLETE) => {
+                    return Err(format!(
+                        "a reference to shared node #{k}, not complete (a cycle)"
+                    ));
+                }
+                Some(&id) => id,
+            }
+        } else {
+            nodes += 1;
+            if nodes > declared {
+                return Err(format!("more nodes than the {declared} of the header"));
+            }
+            let number = if flag {
+                shared.push(INCOMPLETE);
+                Some(shared.len() as u32 - 1)
+            } else {
+                None
+            };
+            let moves = match kind {
+                KIND_OR => {
+                    let i = read_varint(r)? as usize;
+                    let moves = ordered_moves(&pos);
+                    let m = *moves.get(i).ok_or_else(|| {
+                        format!(
+                            "move index {i} in {pos}, which has {} legal moves",
+                            moves.len()
+                        )
+                    })?;
+                    vec![m]
+                }
+                KIND_AND => {
+                    let moves = ordered_moves(&pos);
+                    if moves.is_empty() {
+                        return Err(format!("an 'and' node without moves: {pos}"));
+                    }
+                    moves
+                }
+                _ => Vec::new(),
+            };
+            if moves.is_empty() {
+                let step = if kind == KIND_END {
+                    Step::End
+                } else {
+                    Step::Table(table_wdl(kind))
+                };
+                let id = steps.len() as u32;
+                steps.push(step);
+                if let Some(k) = number {
+                    shared[k as usize] = id;
+                }
+                id
+            } else {
+                let first = pos.after(&moves[0]);
+                stack.push(Open {
+                    pos,
+                    kind,
+                    children: Vec::with_capacity(moves.len()),
+                    moves,
+                    shared: number,
+                });
+                // The first child's record comes next.
+                pos = first;
+                continue;
+            }
+        };
+        // Hand finished nodes to their parents, closing the nodes that are complete.
+        loop {
+            let Some(top) = stack.last_mut() else {
+                if nodes != declared {
+                    return Err(format!("{nodes} nodes, but the header says {declared}"));
+                }
+                return Ok(Proof::new(root, prover, steps, done));
+            };
+            top.children.push(done);
+            if top.children.len() < top.moves.len() {
+                pos = top.pos.after(&top.moves[top.children.len()]);
+                break;
+            }
+            let top = stack.pop().expect("the stack has a top");
+            let step = if top.kind == KIND_OR {
+                Step::Or(top.moves[0], top.children[0])
+            } else {
+                Step::And(top.moves.into_iter().zip(top.children).collect())
+            };
+            done = steps.len() as u32;
+            steps.push(step);
+            if let Some(k) = top.shared {
+                shared[k as usize] = done;
+            }
+        }
+    }
 }

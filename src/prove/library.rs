@@ -7,17 +7,22 @@
 //! to its root: proofs are the path-independent results the library may keep. Disproofs are
 //! not kept (one that rests on a repetition depends on the path).
 //!
-//! Files are the text proofs of `FORMAT.md`, named after the Zobrist key of their root
-//! (`<16 hex digits>.proof`), written to a temporary name and renamed. A stored proof is used
-//! only after [`check::check`] accepts it and its root is the position asked for; a file that
-//! fails either is reported and proven again (and replaced).
+//! Files are binary proofs (`FORMAT.md`, "Binary format"), named after the Zobrist key of their
+//! root (`<16 hex digits>.proofb`), written to a temporary name and renamed. A library written
+//! before the binary format holds text proofs (`<key>.proof`): they are still read, the binary
+//! file first when a position has both. A stored proof is used only after the checker of its
+//! format ([`check_binary::check`], [`check::check`]) accepts it and its root is the position
+//! asked for; a file that fails either is reported and proven again, and the new proof is
+//! written in binary (the text file of its position is then removed).
 
 use super::Oracle;
+use super::binary::{read_binary, write_binary_proof};
 use super::check;
+use super::check_binary;
 use super::hash;
-use super::proof::Proof;
+use super::proof::{Proof, write_replacing};
 use crate::rules::Position;
-use std::io::{self, Write};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// A directory of proofs (see the module documentation).
@@ -51,64 +56,86 @@ impl ProofLibrary {
         })
     }
 
-    /// The file of `pos`'s proof.
+    /// The file of `pos`'s proof, as [`ProofLibrary::put`] writes it (binary).
     pub fn path(&self, pos: &Position) -> PathBuf {
+        self.dir.join(format!("{:016x}.proofb", hash::key(pos)))
+    }
+
+    /// The text file of `pos`'s proof, as libraries written before the binary format hold it.
+    pub fn text_path(&self, pos: &Position) -> PathBuf {
         self.dir.join(format!("{:016x}.proof", hash::key(pos)))
     }
 
-    /// The stored proof of `pos`, checked with `oracle`'s tables.
+    /// The stored proof of `pos`, checked with `oracle`'s tables: the binary file if there is
+    /// one, else the text file.
     pub fn get(&self, pos: &Position, oracle: &dyn Oracle) -> Stored {
         let path = self.path(pos);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Stored::Absent,
+        match std::fs::read(&path) {
+            Ok(bytes) => return Self::get_binary(&path, &bytes, pos, oracle),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
             Err(e) => return Stored::Rejected(format!("cannot read {}: {e}", path.display())),
-        };
-        let checked = match check::check(&text, oracle) {
+        }
+        let path = self.text_path(pos);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Self::get_text(&path, &text, pos, oracle),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Stored::Absent,
+            Err(e) => Stored::Rejected(format!("cannot read {}: {e}", path.display())),
+        }
+    }
+
+    fn get_binary(path: &Path, bytes: &[u8], pos: &Position, oracle: &dyn Oracle) -> Stored {
+        let checked = match check_binary::check(io::Cursor::new(bytes), oracle) {
             Ok(c) => c,
             Err(e) => return Stored::Rejected(format!("{} rejected: {e}", path.display())),
         };
-        if checked.root.without_counters() != pos.without_counters() {
-            return Stored::Rejected(format!(
-                "{} is a proof of another position ({})",
-                path.display(),
-                checked.root
-            ));
+        if let Some(why) = another_root(path, &checked.root, pos) {
+            return Stored::Rejected(why);
         }
-        match Proof::from_text(&text) {
+        match read_binary(bytes) {
+            Ok(r) => Stored::Proof(r.proof),
+            Err(e) => Stored::Rejected(format!("{}: {e}", path.display())),
+        }
+    }
+
+    fn get_text(path: &Path, text: &str, pos: &Position, oracle: &dyn Oracle) -> Stored {
+        let checked = match check::check(text, oracle) {
+            Ok(c) => c,
+            Err(e) => return Stored::Rejected(format!("{} rejected: {e}", path.display())),
+        };
+        if let Some(why) = another_root(path, &checked.root, pos) {
+            return Stored::Rejected(why);
+        }
+        match Proof::from_text(text) {
             Ok(p) => Stored::Proof(p),
             Err(e) => Stored::Rejected(format!("{}: {e}", path.display())),
         }
     }
 
-    /// Add `proof` (replacing any file of its root).
+    /// Add `proof` in binary (replacing any file of its root; a text file of it is removed).
     pub fn put(&self, proof: &Proof, comment: &str) -> Result<(), String> {
         let path = self.path(&proof.root);
-        write_proof(&path, proof, comment)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write_binary_proof(&path, proof, comment)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        // The binary file is read first, so a text file left behind would never be used.
+        let text = self.text_path(&proof.root);
+        match std::fs::remove_file(&text) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(format!("cannot remove {}: {e}", text.display()))
+            }
+            _ => Ok(()),
+        }
     }
 }
 
-/// Write a proof to `path` through a temporary file in the same directory, synced and renamed
-/// into place once complete: a failed write never leaves a truncated proof under the name.
+/// Why a checked proof of `root` cannot serve `pos`, if it cannot.
+fn another_root(path: &Path, root: &Position, pos: &Position) -> Option<String> {
+    (root.without_counters() != pos.without_counters())
+        .then(|| format!("{} is a proof of another position ({root})", path.display()))
+}
+
+/// Write a text proof to `path` through a temporary file in the same directory, synced and
+/// renamed into place once complete (`proof::write_replacing`): a failed write never leaves a
+/// truncated proof under the name.
 pub fn write_proof(path: &Path, proof: &Proof, comment: &str) -> io::Result<()> {
-    let name = path
-        .file_name()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(name);
-    tmp_name.push(format!(".tmp{}", std::process::id()));
-    let tmp = path.with_file_name(tmp_name);
-    let written = (|| {
-        let file = std::fs::File::create(&tmp)?;
-        let mut w = io::BufWriter::new(file);
-        proof.write(&mut w, comment)?;
-        w.flush()?;
-        w.into_inner().map_err(|e| e.into_error())?.sync_all()
-    })();
-    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    Ok(())
+    write_replacing(path, &mut |w| proof.write(w, comment))
 }

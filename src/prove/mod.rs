@@ -58,7 +58,9 @@
 //! [`Proof::write`] writes the proof in the text format below; [`check::check`] reads such a file
 //! and re-plays it with the rules core alone, re-probing table leaves. The checker shares no code
 //! with the search. [`Proof::write_binary`] writes the compact binary format (below, "Binary
-//! format"), which [`check_binary::check`] checks as a stream, under the same rule.
+//! format"), which [`check_binary::check`] checks as a stream, under the same rule;
+//! [`Proof::from_binary`] reads it back (the proof library stores binary proofs and reads them
+//! back once the checker accepts them).
 //!
 #![doc = include_str!("FORMAT.md")]
 

@@ -4,6 +4,7 @@ use crate::rules::notation::parse_uci;
 use crate::rules::{Color, Move, Position};
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
+use std::path::Path;
 
 /// One node of a proof. Children are node numbers in [`Proof::steps`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -260,4 +261,33 @@ impl Proof {
         let root_id = steps.len() as u32 - 1;
         Ok(Proof::new(root, prover, steps, root_id))
     }
+}
+
+/// Write a file through a temporary name in the same directory (`.<name>.tmp<pid>`), synced and
+/// renamed into place once `write` has written all of it: a failed write never leaves a
+/// truncated file under the name, and the temporary file is removed. `write` gets a buffered
+/// writer (flushed here). The writers of both proof formats go through it.
+pub(crate) fn write_replacing(
+    path: &Path,
+    write: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a file name"))?;
+    let mut tmp_name = std::ffi::OsString::from(".");
+    tmp_name.push(name);
+    tmp_name.push(format!(".tmp{}", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = (|| {
+        let file = std::fs::File::create(&tmp)?;
+        let mut w = io::BufWriter::new(file);
+        write(&mut w)?;
+        w.flush()?;
+        w.into_inner().map_err(|e| e.into_error())?.sync_all()
+    })();
+    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
+    Ok(())
 }
