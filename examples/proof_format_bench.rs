@@ -2,8 +2,10 @@
 //! memory): the write half of `scripts/bench-proof-format.sh`, which times the checkers.
 //!
 //! ```text
-//! cargo run --release --example proof_format_bench -- proofs/e3/*.proof
+//! cargo run --release --example proof_format_bench -- TEXT_PROOF...
 //! ```
+//!
+//! (`scripts/bench-proof-format.sh` writes the binary proofs of `proofs/e3` as text for it.)
 //!
 //! One line per file: nodes, bytes and bytes per node of each format, and the write times;
 //! the text format is the anchor (ratios binary/text).

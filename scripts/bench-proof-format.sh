@@ -7,14 +7,16 @@
 #
 # Usage: scripts/bench-proof-format.sh [TABLES_DIR] [PROOF_FILE...]
 #   TABLES_DIR   the tables the proofs' table leaves need (default: tables)
-#   PROOF_FILE   text proofs (default: proofs/e3/*.proof)
+#   PROOF_FILE   text or binary proofs (default: proofs/e3/*.proofb); a binary one is first
+#                written as text (`check-proof --write-text`) into the scratch directory, and
+#                that text is the anchor
 #   Environment: NEW_BIN=path uses that antitb instead of building this checkout.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tables=${1:-tables}
 [ $# -gt 0 ] && shift
 [ -d "$tables" ] || { echo "no table directory $tables" >&2; exit 2; }
-if [ $# -gt 0 ]; then files=("$@"); else files=(proofs/e3/*.proof); fi
+if [ $# -gt 0 ]; then files=("$@"); else files=(proofs/e3/*.proofb); fi
 cargo build --release --quiet --example proof_format_bench
 if [ -z "${NEW_BIN:-}" ]; then
   cargo build --release --quiet
@@ -24,6 +26,19 @@ else
 fi
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
+
+# Binary proofs (the library's) as text first: the text is the anchor.
+texts=()
+for f in "${files[@]}"; do
+  if [ "$(head -c 8 "$f")" = ATBPROOF ]; then
+    t=$scratch/$(basename "$f" .proofb).proof
+    "$bin" check-proof "$f" --tables "$tables" --write-text "$t" >/dev/null
+    texts+=("$t")
+  else
+    texts+=("$f")
+  fi
+done
+files=("${texts[@]}")
 
 echo "== writers (best of 3-5 rounds, to memory)"
 target/release/examples/proof_format_bench "${files[@]}"
