@@ -7,7 +7,9 @@
 //! `0xB1, prover (0 or 1), FEN length n, n bytes of FEN, records` (uncompressed; the header's
 //! node count is the number of node records, counted as the format reads them).
 //!
-//! Properties: checking never panics; a rejection is one line; a proof a checker accepts has
+//! Properties: checking never panics; a rejection is one line; the proof library's reader of
+//! binary proofs (`Proof::from_binary`) never panics, errs in one line and reads back every
+//! binary proof the checker accepts with the same nodes; a proof a checker accepts has
 //! a root that the prover really wins: by the tables where the root has at most three pieces,
 //! otherwise by a brute-force search of the rules core (the tables at positions of at most three
 //! pieces) to the proof's depth and two plies more (a table leaf with
@@ -16,6 +18,7 @@
 
 #![no_main]
 
+use antitb::prove::Proof;
 use antitb::prove::{check, check_binary};
 use antitb_fuzz::{Forced, Search, tablebase};
 use libfuzzer_sys::fuzz_target;
@@ -31,19 +34,39 @@ fuzz_target!(
         tablebase();
     },
     |data: &[u8]| {
+    let assembled;
+    let mut binary: Option<&[u8]> = None;
     let (checked, shown) = if data.starts_with(check_binary::MAGIC) {
+        binary = Some(data);
         (check_binary::check(Cursor::new(data), tablebase()), String::from("(binary)"))
     } else if data.first() == Some(&0xB1) {
         let Some(file) = assemble(&data[1..]) else {
             return;
         };
-        (check_binary::check(Cursor::new(&file), tablebase()), format!("(binary records) {data:?}"))
+        assembled = file;
+        binary = Some(&assembled);
+        (check_binary::check(Cursor::new(&assembled), tablebase()), format!("(binary records) {data:?}"))
     } else {
         let Ok(text) = std::str::from_utf8(data) else {
             return;
         };
         (check::check(text, tablebase()), text.to_string())
     };
+    // The search side's reader of binary proofs (the proof library's): never panics, one-line
+    // errors, and it reads back every proof the checker accepts, node for node.
+    let read = binary.map(Proof::from_binary);
+    if let Some(Err(e)) = &read {
+        assert!(!e.contains('\n'), "reader error is not one line: {e}");
+    }
+    if let (Ok(c), Some(read)) = (&checked, &read) {
+        let p = read.as_ref().expect("a binary proof the checker accepts is read back");
+        let s = p.stats();
+        assert_eq!(
+            (s.nodes, s.or_nodes, s.and_nodes, s.end_leaves, s.table_leaves, s.depth),
+            (c.nodes, c.or_nodes, c.and_nodes, c.end_leaves, c.table_leaves, c.depth),
+            "the proof read back differs from the one checked"
+        );
+    }
     let checked = match checked {
         Ok(c) => c,
         Err(e) => {
