@@ -257,6 +257,7 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
         Answer::Loss => println!("{stm} to move loses: every move loses"),
         Answer::NotAWin => println!("{stm} to move cannot force a win"),
         Answer::Unknown if interrupted => println!("interrupted (Ctrl-C) before an answer"),
+        Answer::Unknown if report.note.is_some() => println!("no answer"),
         Answer::Unknown => println!("budget exhausted before an answer"),
     }
     if let Some(note) = &report.note {

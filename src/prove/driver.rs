@@ -131,9 +131,9 @@ fn decide<'a>(
         let n = parallel::search_root(s, shared, root, history, opts.threads)?;
         if n.pn == 0 {
             return Ok(match extract(s, root, history)? {
-                Some(p) => Outcome::new(Answer::Win).with_proof(p),
-                None => Outcome::new(Answer::Unknown)
-                    .with_note("the search found a win but no acyclic proof could be extracted"),
+                Ok(p) => Outcome::new(Answer::Win).with_proof(p),
+                Err(why) => Outcome::new(Answer::Unknown)
+                    .with_note(&format!("the search found a win but {why}")),
             });
         }
         if n.dn != 0 {
@@ -165,14 +165,12 @@ fn decide<'a>(
         let n = parallel::search_root(s, shared, root, history, opts.threads)?;
         if n.pn == 0 {
             outcome = match extract(s, root, history)? {
-                Some(p) => Outcome {
+                Ok(p) => Outcome {
                     answer: Answer::Loss,
                     ..outcome
                 }
                 .with_proof(p),
-                None => {
-                    outcome.with_note("a loss was found but no acyclic proof could be extracted")
-                }
+                Err(why) => outcome.with_note(&format!("a loss was found but {why}")),
             };
         } else if n.dn != 0 {
             outcome = outcome.with_note("the budget ran out while checking for a loss");
