@@ -27,11 +27,13 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
-/// The files of a directory, sorted.
+/// The proof files of a directory (a library also holds its store of solved positions,
+/// `solved.atbs`), sorted.
 fn sorted_files(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "proof" || e == "proofb"))
         .collect();
     files.sort();
     files
@@ -332,12 +334,9 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
     };
     let first = run(&dir.join("first.proofb"));
     assert_eq!(first.lines().next(), Some("loss"), "{first}");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&lib)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    files.sort();
+    let files = sorted_files(&lib);
     assert_eq!(files.len(), 3, "one proof per move: {files:?}");
+    assert!(lib.join("solved.atbs").exists(), "no store of solved positions");
     for f in &files {
         assert!(is_binary_proof(f), "{}", f.display());
         let o = antitb(&["check-proof", s(f)]);
@@ -685,5 +684,124 @@ fn binary_proofs_through_the_command_line() {
         "the truncated file is not converted"
     );
     assert!(!dir.join("x.proof").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The figure after `label` in a report line ("nodes 123 expanded" -> 123).
+fn figure_after(out: &str, label: &str) -> u64 {
+    let rest = &out[out
+        .find(label)
+        .unwrap_or_else(|| panic!("no '{label}' in {out}"))
+        + label.len()..];
+    rest.split_whitespace().next().unwrap().parse().unwrap()
+}
+
+/// `prove --solved FILE`: the positions a search proved are kept on disk and reused. A finished
+/// search's store lets the next run prove the same position in a few thousand nodes (the proof
+/// is extracted from the stored moves, searching again only where one is missing); a search
+/// killed (SIGKILL, no chance to clean up) after a save resumes from the store and proves the
+/// position, with a proof `check-proof` accepts. A damaged store is reported in one line, the
+/// search runs without it, and the file is replaced.
+#[test]
+fn the_store_of_solved_positions_serves_later_runs_and_survives_a_kill() {
+    let dir = scratch("solved");
+    let line = "e2e3 b7b5 f1b5 g8f6";
+    let base = ["prove", "--moves", line, "--memory", "16", "-q"];
+    let with = |extra: &[&str]| -> Output {
+        let mut args: Vec<&str> = base.to_vec();
+        args.extend_from_slice(extra);
+        antitb(&args)
+    };
+    let proved = |o: &Output, proof: &Path| -> String {
+        let out = stdout(o);
+        assert!(o.status.success(), "{}", stderr(o));
+        assert_eq!(out.lines().next(), Some("win"), "{out}");
+        let c = antitb(&["check-proof", s(proof)]);
+        assert!(c.status.success(), "{}", stderr(&c));
+        assert!(
+            stdout(&c).starts_with("proof OK: White wins"),
+            "{}",
+            stdout(&c)
+        );
+        out
+    };
+
+    // A finished search, then the same position again with its store.
+    let store = dir.join("finished.atbs");
+    let proof = dir.join("first.proofb");
+    let first = proved(
+        &with(&["--solved", s(&store), "--proof", s(&proof)]),
+        &proof,
+    );
+    let first_nodes = figure_after(&first, "nodes ");
+    assert!(
+        figure_after(&first, "solved positions: 0 loaded, ") > 0,
+        "{first}"
+    );
+    let proof = dir.join("again.proofb");
+    let again = proved(
+        &with(&["--solved", s(&store), "--proof", s(&proof)]),
+        &proof,
+    );
+    let again_nodes = figure_after(&again, "nodes ");
+    assert!(figure_after(&again, "solved positions: ") > 0, "{again}");
+    assert!(
+        again_nodes * 20 < first_nodes,
+        "{again_nodes} nodes with the store, {first_nodes} without: {again}"
+    );
+    eprintln!("{first_nodes} nodes from nothing, {again_nodes} with the store");
+
+    // Killed once the store is on disk, then resumed.
+    let store = dir.join("killed.atbs");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_antitb"))
+        .args(base)
+        .args(["--solved", s(&store), "--save-every", "0.1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !store.exists() && started.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "the search ended before it could be killed"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(store.exists(), "no store saved within 60 s");
+    let proof = dir.join("resumed.proofb");
+    let resumed = proved(
+        &with(&["--solved", s(&store), "--proof", s(&proof)]),
+        &proof,
+    );
+    assert!(
+        figure_after(&resumed, "solved positions: ") > 0,
+        "{resumed}"
+    );
+
+    // A damaged store: one line, the search goes on without it, the file is replaced.
+    std::fs::write(&store, b"ATBSOLVD junk").unwrap();
+    let proof = dir.join("damaged.proofb");
+    let out = proved(
+        &with(&["--solved", s(&store), "--proof", s(&proof)]),
+        &proof,
+    );
+    let note = out
+        .lines()
+        .find(|l| l.contains("solved positions not loaded"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(note.contains(s(&store)), "{note}");
+    assert_eq!(figure_after(&out, "nodes "), first_nodes, "{out}");
+    let o = with(&["--solved", s(&store), "--max-nodes", "1"]);
+    assert!(
+        figure_after(&stdout(&o), "solved positions: ") > 0,
+        "{}",
+        stdout(&o)
+    );
+    let o = with(&["--save-every", "0"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--save-every must be a positive number"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -54,6 +54,14 @@ pub struct ProveArgs {
     /// (with --all: one per move)
     #[arg(long)]
     library: Option<PathBuf>,
+    /// A store of the positions searches proved, loaded first and saved (merged) every 10
+    /// minutes and at the end, so a long search resumes where a killed one left off and other
+    /// lines reuse it (default with --library: DIR/solved.atbs)
+    #[arg(long, value_name = "FILE")]
+    solved: Option<PathBuf>,
+    /// Seconds between saves of the store of solved positions during a search
+    #[arg(long, value_name = "SECONDS", default_value_t = 600.0)]
+    save_every: f64,
     /// No progress output
     #[arg(long, short)]
     quiet: bool,
@@ -157,6 +165,13 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
         Some(t) => Some(Duration::from_secs_f64(t)),
         None => None,
     };
+    if !(args.save_every.is_finite() && args.save_every > 0.0 && args.save_every < 1e9) {
+        return Err(format!(
+            "--save-every must be a positive number of seconds, not {}",
+            args.save_every
+        ));
+    }
+    let save_every = Duration::from_secs_f64(args.save_every);
     if !(1..=64).contains(&args.threads) {
         return Err(format!(
             "--threads must be between 1 and 64, not {}",
@@ -189,6 +204,11 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
         memory,
         threads: args.threads,
         stop: Some(stop.clone()),
+        solved: args
+            .solved
+            .clone()
+            .or_else(|| args.library.as_ref().map(|d| d.join("solved.atbs"))),
+        save_every,
         ..Options::default()
     };
     if !args.quiet {
@@ -274,6 +294,13 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
         report.tt_used,
         report.tt_capacity
     );
+    if let (Some(path), Some(saved)) = (&opts.solved, report.solved_saved) {
+        println!(
+            "solved positions: {} loaded, {saved} in {} after saving",
+            report.solved_loaded,
+            path.display()
+        );
+    }
     if let Some(p) = &report.proof {
         let s = p.stats();
         println!(

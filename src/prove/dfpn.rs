@@ -151,6 +151,12 @@ pub(super) struct Searcher<'a> {
     pub root_numbers: Numbers,
     /// The root's moves as last seen by the root (OR roots only).
     pub root_moves: Vec<(Move, MoveStatus)>,
+    /// When the main thread next saves the store of solved positions ([`Options::solved`]).
+    next_save: Instant,
+    /// Records in the store after the last save during the search.
+    pub solved_saved: Option<usize>,
+    /// Why the last save during the search failed.
+    pub save_error: Option<String>,
 }
 
 impl<'a> Searcher<'a> {
@@ -189,6 +195,9 @@ impl<'a> Searcher<'a> {
             probes: 0,
             root_numbers: Numbers::FRESH,
             root_moves: Vec::new(),
+            next_save: start + opts.save_every,
+            solved_saved: None,
+            save_error: None,
         }
     }
 
@@ -292,6 +301,16 @@ impl<'a> Searcher<'a> {
                 tt_capacity: self.tt.capacity(),
             };
             (self.progress)(&p);
+        }
+        if let Some(path) = &self.opts.solved
+            && now >= self.next_save
+        {
+            // Helpers go on searching while the main thread saves.
+            match super::solved::save(path, self.tt) {
+                Ok(n) => (self.solved_saved, self.save_error) = (Some(n), None),
+                Err(e) => self.save_error = Some(e),
+            }
+            self.next_save = Instant::now() + self.opts.save_every;
         }
     }
 

@@ -6,6 +6,7 @@ use super::dfpn::{Leaf, Numbers, Searcher, Shared};
 use super::extract::extract;
 use super::parallel;
 use super::proof::{Proof, Step};
+use super::solved;
 use super::tt::Tt;
 use super::{Answer, MoveStatus, Options, Oracle, Progress, ProveError, Report};
 use crate::rules::{Move, Position};
@@ -68,9 +69,25 @@ pub(super) fn run(
 ) -> Result<Report, ProveError> {
     let threads = opts.threads.max(1);
     let tt = Tt::with_bytes(opts.memory, threads).map_err(ProveError::Memory)?;
+    let mut notes = Vec::new();
+    let mut solved_loaded = 0;
+    if let Some(path) = &opts.solved {
+        match solved::load(path, &tt, 0) {
+            Ok(n) => solved_loaded = n,
+            Err(e) => notes.push(format!("solved positions not loaded: {e}")),
+        }
+    }
     let shared = Shared::new();
     let mut s = Searcher::new(&tt, 0, oracle, opts, progress);
     let outcome = decide(&mut s, &shared, root, history, opts)?;
+    notes.extend(outcome.note);
+    let mut solved_saved = s.solved_saved;
+    if let Some(path) = &opts.solved {
+        match solved::save(path, &tt) {
+            Ok(n) => solved_saved = Some(n),
+            Err(e) => notes.push(format!("solved positions not saved: {e}")),
+        }
+    }
     Ok(Report {
         answer: outcome.answer,
         proof: outcome.proof,
@@ -84,7 +101,9 @@ pub(super) fn run(
         root_dn: s.root_numbers.dn,
         tt_used: s.tt.used(),
         tt_capacity: s.tt.capacity(),
-        note: outcome.note,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+        solved_loaded,
+        solved_saved,
     })
 }
 

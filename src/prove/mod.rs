@@ -77,6 +77,7 @@ mod line;
 mod parallel;
 mod path;
 mod proof;
+pub mod solved;
 pub mod tt;
 
 pub use line::{Found, LineReport, Reply, prove_line, prove_stored};
@@ -84,6 +85,7 @@ pub use proof::{Proof, Step};
 
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::{Color, Move, Position};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -175,6 +177,11 @@ pub struct Options {
     /// Threads searching the root together (at least 1; `parallel.rs`). The decided answer is
     /// the same for any number; node counts and proofs may differ from run to run above 1.
     pub threads: usize,
+    /// A store of solved positions (`solved.rs`): loaded before the search, saved (merged with
+    /// what it holds) every [`Options::save_every`] during the search and when it ends.
+    pub solved: Option<PathBuf>,
+    /// How often a long search saves the store of solved positions.
+    pub save_every: Duration,
 }
 
 impl Default for Options {
@@ -187,6 +194,8 @@ impl Default for Options {
             progress_every: Duration::from_secs(2),
             try_loss: true,
             threads: 1,
+            solved: None,
+            save_every: Duration::from_secs(600),
         }
     }
 }
@@ -243,6 +252,11 @@ pub struct Report {
     pub tt_capacity: usize,
     /// Anything worth saying about how the answer was reached.
     pub note: Option<String>,
+    /// Solved positions loaded from [`Options::solved`] before the search.
+    pub solved_loaded: usize,
+    /// Solved positions in [`Options::solved`] after the last save (`None`: no store, or no
+    /// save succeeded).
+    pub solved_saved: Option<usize>,
 }
 
 impl Report {
@@ -266,6 +280,8 @@ impl Report {
             tt_used: 0,
             tt_capacity: 0,
             note: Some("from the proof library".to_string()),
+            solved_loaded: 0,
+            solved_saved: None,
         }
     }
 }

@@ -12,8 +12,8 @@
 //! expensive to recompute, so they stay.
 //!
 //! A sixteenth of the memory holds, apart from the entries, the move that first proved each OR
-//! node ([`Tt::record_proof`], one word per node, eight to a line; a full line gives up its move
-//! with the least work). Proof extraction follows these moves (`extract.rs`): the proof of a
+//! node ([`Tt::record_proof`], two words per node with the full key, four to a line; a full line
+//! gives up its move with the least work). Proof extraction follows these moves (`extract.rs`): the proof of a
 //! node is older than the node's, so a line of first moves never closes a cycle, and it outlives
 //! the entries, which the search replaces long before it ends in a table much smaller than the
 //! search (measured on 1.e3 b5 2.Bxb5 h6 at 256 MB: the root proved, no proof extracted before;
@@ -324,50 +324,86 @@ impl Tt {
     pub fn proved_move(&self, key: u64) -> Option<u16> {
         self.proved.get(key)
     }
+
+    /// Every proving move kept: (key, move number, work below the node, saturated at 65535).
+    /// Records written while this runs may be missed or, half-written, come with a key no
+    /// search will meet.
+    pub fn proved_moves(&self) -> impl Iterator<Item = (u64, u16, u16)> + '_ {
+        self.proved.records()
+    }
+
+    /// Take in a position solved by an earlier search: the OR node `key` is proved by its move
+    /// number `best` after `work` nodes below it (an entry the search reads as proved, and the
+    /// move for proof extraction).
+    pub fn load_proved(&self, key: u64, best: u16, work: u16, lane: usize) {
+        self.record_proof(key, best, u32::from(work));
+        self.put(
+            Entry {
+                key,
+                pn: 0,
+                dn: INF,
+                work: u32::from(work),
+                best,
+            },
+            lane,
+        );
+    }
 }
 
 /// One part in this many of a table's memory holds [`Proved`].
 const PROVED_SHARE: usize = 16;
 
+/// Records of one line of [`Proved`].
+const PROVED_WAYS: usize = 4;
+
 /// The moves that proved OR nodes, kept apart from the entries so that proved lines survive
-/// the replacement of entries (proof extraction follows them; `extract.rs`). A 64-byte line of
-/// the same mapping as the entries holds eight one-word slots `check << 32 | work << 16 | best`,
-/// `check` being the high half of the key (never 0: 0 is an empty slot). A key keeps the first
-/// move recorded for it; a full line gives up the slot with the least work, if that is no more
-/// than the new one's.
+/// the replacement of entries (proof extraction follows them; `extract.rs`), and so that they
+/// can be saved whole, full keys and all, to a store of solved positions (`solved.rs`). A 64-byte
+/// line of the same mapping as the entries holds four records of two words, `data = 1 << 32 |
+/// work << 16 | best` and `key ^ data` (written data first, so a reader that meets a half-written
+/// record decodes another key: Hyatt's lockless hashing again). A key keeps the first move
+/// recorded for it; a full line gives up the record with the least work, if that is no more than
+/// the new one's.
 struct Proved {
     lines: Buckets,
 }
 
+/// Marks a record's data word as used (an empty record is all zero).
+const RECORD_USED: u64 = 1 << 32;
+
 impl Proved {
-    /// The eight slots of `key`'s line (a bucket's four slots seen as eight words).
+    /// The four records of `key`'s line (a bucket's four slots, as (key ^ data, data)).
     #[inline]
-    fn line(&self, key: u64) -> [&AtomicU64; 8] {
+    fn line(&self, key: u64) -> &[Slot; PROVED_WAYS] {
         let h = key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32;
-        let b = &self.lines.as_slice()[((h * self.lines.len as u64) >> 32) as usize];
-        std::array::from_fn(|i| {
-            let s = &b.0[i / 2];
-            if i % 2 == 0 { &s.hi } else { &s.lo }
-        })
+        &self.lines.as_slice()[((h * self.lines.len as u64) >> 32) as usize].0
+    }
+
+    /// The data word of `slot` if it holds `key`.
+    #[inline]
+    fn data_of(slot: &Slot, key: u64) -> Option<u64> {
+        let data = slot.lo.load(Ordering::Relaxed);
+        (data != 0 && slot.hi.load(Ordering::Relaxed) ^ data == key).then_some(data)
     }
 
     fn record(&self, key: u64, best: u16, work: u32) {
-        let c = u64::from(check_of(key));
         let work = u64::from(work.min(u32::from(u16::MAX)));
-        let new = c << 32 | work << 16 | u64::from(best);
+        let data = RECORD_USED | work << 16 | u64::from(best);
         let line = self.line(key);
         let mut victim = 0;
         let mut least = u64::MAX;
         for (i, slot) in line.iter().enumerate() {
-            let v = slot.load(Ordering::Relaxed);
-            if v >> 32 == c {
+            if Self::data_of(slot, key).is_some() {
                 return;
             }
+            let v = slot.lo.load(Ordering::Relaxed);
             if v == 0
                 && slot
-                    .compare_exchange(0, new, Ordering::Relaxed, Ordering::Relaxed)
+                    .lo
+                    .compare_exchange(0, data, Ordering::Relaxed, Ordering::Relaxed)
                     .is_ok()
             {
+                slot.hi.store(key ^ data, Ordering::Relaxed);
                 return;
             }
             let w = (v >> 16) & 0xffff;
@@ -377,15 +413,25 @@ impl Proved {
             }
         }
         if least <= work {
-            line[victim].store(new, Ordering::Relaxed);
+            line[victim].lo.store(data, Ordering::Relaxed);
+            line[victim].hi.store(key ^ data, Ordering::Relaxed);
         }
     }
 
     fn get(&self, key: u64) -> Option<u16> {
-        let c = u64::from(check_of(key));
-        self.line(key).iter().find_map(|s| {
-            let v = s.load(Ordering::Relaxed);
-            (v >> 32 == c).then_some(v as u16)
+        self.line(key)
+            .iter()
+            .find_map(|s| Self::data_of(s, key).map(|d| d as u16))
+    }
+
+    /// Every record: (key, best, work).
+    fn records(&self) -> impl Iterator<Item = (u64, u16, u16)> + '_ {
+        self.lines.as_slice().iter().flat_map(|b| {
+            b.0.iter().filter_map(|s| {
+                let data = s.lo.load(Ordering::Relaxed);
+                let key = s.hi.load(Ordering::Relaxed) ^ data;
+                (data != 0).then_some((key, data as u16, (data >> 16) as u16))
+            })
         })
     }
 }
@@ -481,7 +527,7 @@ mod tests {
 
     #[test]
     fn proving_moves_keep_the_first_and_give_way_by_work() {
-        // 17 buckets: one line of eight proving moves.
+        // 17 buckets: one line of four proving moves.
         let tt = Tt::with_bytes(17 * 64, 1).unwrap();
         assert_eq!(tt.proved.lines.len, 1);
         let key = |k: u64| k << 32 | 7;
@@ -504,20 +550,45 @@ mod tests {
             );
         }
         assert_eq!(tt.proved_move(key(1)), Some(3));
-        for k in 2..=8 {
+        for k in 2..=4 {
             tt.record_proof(key(k), k as u16, 100 + k as u32);
         }
-        assert!((1..=8).all(|k| tt.proved_move(key(k)).is_some()));
+        assert!((1..=4).all(|k| tt.proved_move(key(k)).is_some()));
         // Full: less work than any is dropped, more replaces the least (key 1, work 10).
         tt.record_proof(key(9), 9, 5);
         assert_eq!(tt.proved_move(key(9)), None);
         tt.record_proof(key(10), 10, 50);
         assert_eq!(tt.proved_move(key(10)), Some(10));
         assert_eq!(tt.proved_move(key(1)), None);
-        assert!((2..=8).all(|k| tt.proved_move(key(k)) == Some(k as u16)));
+        assert!((2..=4).all(|k| tt.proved_move(key(k)) == Some(k as u16)));
+        // Keys differing only in their low half are told apart (full keys are kept).
+        assert_eq!(tt.proved_move(key(2) ^ 1), None);
+        // Every record is listed with its full key and work.
+        let mut all: Vec<_> = tt.proved_moves().collect();
+        all.sort_unstable();
+        assert_eq!(
+            all,
+            vec![
+                (key(2), 2, 102),
+                (key(3), 3, 103),
+                (key(4), 4, 104),
+                (key(10), 10, 50)
+            ]
+        );
         // Work saturates at 65535, and a move index of 65534 comes back whole.
         tt.record_proof(key(11), 65534, u32::MAX);
         assert_eq!(tt.proved_move(key(11)), Some(65534));
+    }
+
+    #[test]
+    fn loaded_proofs_are_entries_and_moves() {
+        let tt = Tt::with_bytes(1 << 16, 1).unwrap();
+        let key = 0x1234_5678_9abc_def0;
+        tt.load_proved(key, 7, 300, 0);
+        let e = tt.get(key).unwrap();
+        assert_eq!((e.pn, e.dn, e.work, e.best), (0, INF, 300, 7));
+        assert_eq!(tt.proved_move(key), Some(7));
+        assert_eq!(tt.proved_moves().collect::<Vec<_>>(), vec![(key, 7, 300)]);
     }
 
     #[test]
