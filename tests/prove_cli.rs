@@ -336,7 +336,10 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
     assert_eq!(first.lines().next(), Some("loss"), "{first}");
     let files = sorted_files(&lib);
     assert_eq!(files.len(), 3, "one proof per move: {files:?}");
-    assert!(lib.join("solved.atbs").exists(), "no store of solved positions");
+    assert!(
+        lib.join("solved.atbs").exists(),
+        "no store of solved positions"
+    );
     for f in &files {
         assert!(is_binary_proof(f), "{}", f.display());
         let o = antitb(&["check-proof", s(f)]);

@@ -1,7 +1,9 @@
 //! The proof checkers (`antitb check-proof`, text and binary), with the tables up to three
 //! pieces.
 //!
-//! Inputs: text proofs (`FORMAT.md`); a whole binary proof (starting `ATBPROOF`); or, after a
+//! Inputs: text proofs (`FORMAT.md`); a whole binary proof (starting `ATBPROOF`); a store of
+//! solved positions (starting `ATBSOLVD`, `solved.rs`: it must never panic, must err in one line
+//! and must give keys in strictly increasing order); or, after a
 //! first byte 0xB1 (never the start of text), the parts of a binary proof that the harness
 //! assembles into a file with a valid checksum, so that the fuzzer reaches the records:
 //! `0xB1, prover (0 or 1), FEN length n, n bytes of FEN, records` (uncompressed; the header's
@@ -19,7 +21,7 @@
 #![no_main]
 
 use antitb::prove::Proof;
-use antitb::prove::{check, check_binary};
+use antitb::prove::{check, check_binary, solved};
 use antitb_fuzz::{Forced, Search, tablebase};
 use libfuzzer_sys::fuzz_target;
 use sha2::{Digest, Sha256};
@@ -34,6 +36,13 @@ fuzz_target!(
         tablebase();
     },
     |data: &[u8]| {
+    if data.starts_with(solved::MAGIC) {
+        match solved::parse(data) {
+            Ok(records) => assert!(records.windows(2).all(|w| w[0].0 < w[1].0)),
+            Err(e) => assert!(!e.contains('\n'), "store error is not one line: {e}"),
+        }
+        return;
+    }
     let assembled;
     let mut binary: Option<&[u8]> = None;
     let (checked, shown) = if data.starts_with(check_binary::MAGIC) {

@@ -31,7 +31,8 @@ use super::tt::Tt;
 use std::io::{self, Read, Write};
 use std::path::Path;
 
-const MAGIC: &[u8; 8] = b"ATBSOLVD";
+/// The first bytes of a store's file.
+pub const MAGIC: &[u8; 8] = b"ATBSOLVD";
 const VERSION: u32 = 1;
 const HEADER: usize = 20;
 const RECORD: usize = 12;
@@ -49,7 +50,8 @@ pub fn read(path: &Path) -> Result<Vec<Record>, String> {
     parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-fn parse(bytes: &[u8]) -> Result<Vec<Record>, String> {
+/// The records of a store's bytes (a whole file), sorted by key, or why they do not read.
+pub fn parse(bytes: &[u8]) -> Result<Vec<Record>, String> {
     if bytes.len() < HEADER || &bytes[..8] != MAGIC {
         return Err("not a store of solved positions (no ATBSOLVD header)".to_string());
     }
