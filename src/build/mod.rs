@@ -565,9 +565,9 @@ fn build_one(
     )
     .map_err(BuildError::Probe)?;
     let mut bytes = 0;
+    let needed = source_tables(m);
     for &metric in t.metrics {
         let mut decoded = DecodedTables::new(&source);
-        let needed = source_tables(m);
         decoded
             .preload(&needed, metric)
             .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;

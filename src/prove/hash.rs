@@ -121,23 +121,17 @@ mod tests {
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w - - 0 1",
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
         ];
+        let agrees = |parent: &Position, child: &Position, line: &dyn std::fmt::Display| {
+            assert_eq!(key_after(key(parent), parent, child), key(child), "{line}");
+        };
         let mut checked = 0;
         for fen in fens {
             let root: Position = fen.parse().unwrap();
             for m in root.legal_moves().iter() {
                 let child = root.after(m);
-                assert_eq!(
-                    key_after(key(&root), &root, &child),
-                    key(&child),
-                    "{fen} {m:?}"
-                );
+                agrees(&root, &child, &format_args!("{fen} {m:?}"));
                 for n in child.legal_moves().iter() {
-                    let grandchild = child.after(n);
-                    assert_eq!(
-                        key_after(key(&child), &child, &grandchild),
-                        key(&grandchild),
-                        "{fen} {m:?} {n:?}"
-                    );
+                    agrees(&child, &child.after(n), &format_args!("{fen} {m:?} {n:?}"));
                     checked += 1;
                 }
             }
