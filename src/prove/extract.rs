@@ -17,8 +17,10 @@ use std::collections::{HashMap, HashSet};
 /// the search expanded before the extraction. (A count of 64 re-searches was the limit before;
 /// measured on 1.e3 b5 2.Bxb5 h6 at 16 and 32 MB and on 1.e3 f6 at 3 GB after 4.2e8 nodes, the
 /// root proved but no proof came out; with re-searches bounded by nodes alone the 16 and 32 MB
-/// runs extract with 0.2 % more nodes.)
-const MIN_RESEARCH_NODES: u64 = 1_000_000;
+/// runs extract with 0.2 % more nodes.) A search that starts from a store of solved positions
+/// (`solved.rs`) may prove its root in a few nodes and leave the extraction to rebuild what the
+/// table could not hold, hence a floor well above a small search.
+const MIN_RESEARCH_NODES: u64 = 10_000_000;
 
 /// One proof extraction.
 struct Extraction<'s, 'a> {
