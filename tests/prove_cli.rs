@@ -340,6 +340,10 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
         lib.join("solved.atbs").exists(),
         "no store of solved positions"
     );
+    assert!(
+        first.contains(&format!(" in {} after saving", s(&lib.join("solved.atbs")))),
+        "{first}"
+    );
     for f in &files {
         assert!(is_binary_proof(f), "{}", f.display());
         let o = antitb(&["check-proof", s(f)]);

@@ -437,6 +437,18 @@ fn run_line(
         "nodes {nodes} expanded in all, time {:.3} s",
         line.time.as_secs_f64()
     );
+    // The store of solved positions as the last move searched left it.
+    let last_saved = line
+        .replies
+        .iter()
+        .filter_map(|r| r.report.as_ref()?.solved_saved)
+        .next_back();
+    if let (Some(path), Some(saved)) = (&opts.solved, last_saved) {
+        println!(
+            "solved positions: {saved} in {} after saving",
+            path.display()
+        );
+    }
     if let Some(p) = &line.proof {
         let s = p.stats();
         println!(
