@@ -362,6 +362,37 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
     let body = |p: &str| binary_without_comment(&std::fs::read(dir.join(p)).unwrap());
     assert_eq!(body("first.proofb"), body("second.proofb"));
 
+    // The position before the line (White to move, 2 legal moves): its search finds the line's
+    // replies proved in the store, and the extraction takes their proofs whole from the library.
+    let parent = dir.join("parent.proof");
+    let o = antitb(&[
+        "prove",
+        "--moves",
+        "e2e3 b7b5 f1b5 a7a6",
+        "--memory",
+        "8",
+        "-q",
+        "--library",
+        s(&lib),
+        "--proof",
+        s(&parent),
+    ]);
+    let out = stdout(&o);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(out.lines().next(), Some("win"), "{out}");
+    assert!(
+        out.contains("note: the proof takes 3 proofs whole from the proof library"),
+        "{out}"
+    );
+    assert!(out.contains("winning move b5a6"), "{out}");
+    let c = antitb(&["check-proof", s(&parent)]);
+    assert!(c.status.success(), "{}", stderr(&c));
+    assert!(
+        stdout(&c).starts_with("proof OK: White wins"),
+        "{}",
+        stdout(&c)
+    );
+
     // One file truncated, another replaced by a proof of a different position.
     let bytes = std::fs::read(&files[0]).unwrap();
     std::fs::write(&files[0], &bytes[..bytes.len() / 2]).unwrap();

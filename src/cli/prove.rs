@@ -209,6 +209,7 @@ pub fn run_prove(args: ProveArgs) -> Result<(), String> {
             .clone()
             .or_else(|| args.library.as_ref().map(|d| d.join("solved.atbs"))),
         save_every,
+        library: args.library.clone(),
         ..Options::default()
     };
     if !args.quiet {

@@ -3,7 +3,7 @@
 
 use super::certify::{Certificate, certify};
 use super::dfpn::{Leaf, Numbers, Searcher, Shared};
-use super::extract::extract;
+use super::extract::{Extracted, extract};
 use super::parallel;
 use super::proof::{Proof, Step};
 use super::solved;
@@ -49,6 +49,18 @@ impl Outcome {
         Outcome {
             proof: Some(proof),
             ..self
+        }
+    }
+
+    /// An extracted proof, with a note of the proofs it took from the library.
+    fn with_extracted(self, x: Extracted) -> Outcome {
+        let out = self.with_proof(x.proof);
+        match x.grafted {
+            0 => out,
+            n => out.with_note(&format!(
+                "the proof takes {n} proof{} whole from the proof library",
+                if n == 1 { "" } else { "s" }
+            )),
         }
     }
 
@@ -150,7 +162,7 @@ fn decide<'a>(
         let n = parallel::search_root(s, shared, root, history, opts.threads)?;
         if n.pn == 0 {
             return Ok(match extract(s, root, history)? {
-                Ok(p) => Outcome::new(Answer::Win).with_proof(p),
+                Ok(x) => Outcome::new(Answer::Win).with_extracted(x),
                 Err(why) => Outcome::new(Answer::Unknown)
                     .with_note(&format!("the search found a win but {why}")),
             });
@@ -184,11 +196,11 @@ fn decide<'a>(
         let n = parallel::search_root(s, shared, root, history, opts.threads)?;
         if n.pn == 0 {
             outcome = match extract(s, root, history)? {
-                Ok(p) => Outcome {
+                Ok(x) => Outcome {
                     answer: Answer::Loss,
                     ..outcome
                 }
-                .with_proof(p),
+                .with_extracted(x),
                 Err(why) => outcome.with_note(&format!("a loss was found but {why}")),
             };
         } else if n.dn != 0 {

@@ -3,11 +3,15 @@
 //! the game history). At OR nodes it follows the move that first proved the node (kept apart
 //! from the entries, [`super::tt::Tt::record_proof`]), then the table's best move, then any that
 //! looks proved. Where the proof so found went through a position of the path, or was
-//! overwritten, the node is searched again with the extraction path as history.
+//! overwritten, the node is searched again with the extraction path as history. A position with a
+//! proof in the proof library ([`super::Options::library`]) takes that proof whole (checked by the
+//! library first), unless it passes through a position of the extraction path: so a line proven
+//! reply by reply (`prove --all --library`) serves the positions above it.
 
 use super::ProveError;
 use super::dfpn::{Leaf, Searcher};
 use super::hash;
+use super::library::{ProofLibrary, Stored};
 use super::proof::{Proof, Step};
 use super::tt::NO_MOVE;
 use crate::rules::Position;
@@ -34,6 +38,17 @@ struct Extraction<'s, 'a> {
     research_nodes: u64,
     /// Re-searches run so far.
     researches: u64,
+    /// The proof library of [`super::Options::library`] and the keys of its positions.
+    library: Option<(ProofLibrary, HashSet<u64>)>,
+    /// Proofs taken whole from the library.
+    grafted: u64,
+}
+
+/// An extracted proof.
+pub(super) struct Extracted {
+    pub proof: Proof,
+    /// Proofs taken whole from the proof library.
+    pub grafted: u64,
 }
 
 /// Extract an acyclic proof for `searcher.prover` from `root` (at the top of the searcher's
@@ -42,9 +57,14 @@ pub(super) fn extract(
     searcher: &mut Searcher,
     root: &Position,
     history: &[Position],
-) -> Result<Result<Proof, String>, ProveError> {
+) -> Result<Result<Extracted, String>, ProveError> {
     let prover = searcher.prover;
     let research_nodes = searcher.nodes.max(MIN_RESEARCH_NODES);
+    let library = searcher.parts().2.library.as_deref().and_then(|dir| {
+        let lib = ProofLibrary::open(dir).ok()?;
+        let keys = lib.keys();
+        Some((lib, keys))
+    });
     let mut x = Extraction {
         searcher,
         steps: Vec::new(),
@@ -52,10 +72,15 @@ pub(super) fn extract(
         on_path: history.iter().map(hash::key).collect(),
         research_nodes,
         researches: 0,
+        library,
+        grafted: 0,
     };
     let start = x.searcher.nodes;
     Ok(match x.node(root, hash::key(root))? {
-        Some(id) => Ok(Proof::new(*root, prover, x.steps, id)),
+        Some(id) => Ok(Extracted {
+            proof: Proof::new(*root, prover, x.steps, id),
+            grafted: x.grafted,
+        }),
         None => Err(format!(
             "no acyclic proof could be extracted ({} re-searches, {} nodes)",
             x.researches,
@@ -68,6 +93,9 @@ impl Extraction<'_, '_> {
     /// The proof node of `pos`, extracted if new.
     fn node(&mut self, pos: &Position, key: u64) -> Result<Option<u32>, ProveError> {
         if let Some(&id) = self.done.get(&key) {
+            return Ok(Some(id));
+        }
+        if let Some(id) = self.library_proof(pos, key) {
             return Ok(Some(id));
         }
         let step = match self.searcher.leaf(pos)? {
@@ -92,6 +120,67 @@ impl Extraction<'_, '_> {
         self.steps.push(step);
         self.done.insert(key, id);
         Ok(Some(id))
+    }
+
+    /// The library's proof of `pos` for this prover, taken into the extraction whole (its nodes
+    /// at positions already extracted are shared), unless it passes through a position of the
+    /// extraction path (which would close a cycle).
+    fn library_proof(&mut self, pos: &Position, key: u64) -> Option<u32> {
+        let (lib, keys) = self.library.as_ref()?;
+        if !keys.contains(&key) {
+            return None;
+        }
+        let Stored::Proof(proof) = lib.get(pos, self.searcher.parts().1) else {
+            return None;
+        };
+        if proof.prover != self.searcher.prover {
+            return None;
+        }
+        // Each node's position, from the root down (children come before their parents).
+        let n = proof.steps.len();
+        let mut at: Vec<Option<Position>> = vec![None; n];
+        at[proof.root_id as usize] = Some(proof.root);
+        for id in (0..n).rev() {
+            let Some(p) = at[id] else { continue };
+            match &proof.steps[id] {
+                Step::Or(m, c) => at[*c as usize] = Some(p.after(m)),
+                Step::And(replies) => {
+                    for (m, c) in replies {
+                        at[*c as usize] = Some(p.after(m));
+                    }
+                }
+                Step::End | Step::Table(_) => {}
+            }
+        }
+        // Children first: each node of the proof becomes a node of the extraction.
+        let mut new_id = vec![u32::MAX; n];
+        for id in 0..n {
+            let Some(p) = at[id] else { continue };
+            let k = hash::key(&p);
+            if self.on_path.contains(&k) && id != proof.root_id as usize {
+                return None;
+            }
+            if let Some(&d) = self.done.get(&k) {
+                new_id[id] = d;
+                continue;
+            }
+            let step = match &proof.steps[id] {
+                Step::Or(m, c) => Step::Or(*m, new_id[*c as usize]),
+                Step::And(replies) => Step::And(
+                    replies
+                        .iter()
+                        .map(|(m, c)| (*m, new_id[*c as usize]))
+                        .collect(),
+                ),
+                Step::End => Step::End,
+                Step::Table(w) => Step::Table(*w),
+            };
+            new_id[id] = self.steps.len() as u32;
+            self.steps.push(step);
+            self.done.insert(k, new_id[id]);
+        }
+        self.grafted += 1;
+        Some(new_id[proof.root_id as usize])
     }
 
     /// The prover's move: the one that first proved the node, the table's best move, then any

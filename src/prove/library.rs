@@ -111,6 +111,23 @@ impl ProofLibrary {
         }
     }
 
+    /// The keys of the positions with a proof file (binary or text), from the file names; an
+    /// unreadable directory has none.
+    pub fn keys(&self) -> std::collections::HashSet<u64> {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return Default::default();
+        };
+        dir.filter_map(|e| {
+            let name = e.ok()?.file_name();
+            let (stem, ext) = name.to_str()?.split_once('.')?;
+            if stem.len() != 16 || !(ext == "proofb" || ext == "proof") {
+                return None;
+            }
+            u64::from_str_radix(stem, 16).ok()
+        })
+        .collect()
+    }
+
     /// Add `proof` in binary (replacing any file of its root; a text file of it is removed).
     pub fn put(&self, proof: &Proof, comment: &str) -> Result<(), String> {
         let path = self.path(&proof.root);

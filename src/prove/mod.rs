@@ -182,6 +182,9 @@ pub struct Options {
     pub solved: Option<PathBuf>,
     /// How often a long search saves the store of solved positions.
     pub save_every: Duration,
+    /// A proof library (`library.rs`) whose proofs the proof extraction takes whole where it
+    /// reaches their positions (each checked first), instead of rebuilding them.
+    pub library: Option<PathBuf>,
 }
 
 impl Default for Options {
@@ -196,6 +199,7 @@ impl Default for Options {
             threads: 1,
             solved: None,
             save_every: Duration::from_secs(600),
+            library: None,
         }
     }
 }
