@@ -153,10 +153,9 @@ pub(super) struct Searcher<'a> {
     pub root_moves: Vec<(Move, MoveStatus)>,
     /// When the main thread next saves the store of solved positions ([`Options::solved`]).
     next_save: Instant,
-    /// Records in the store after the last save during the search.
+    /// Records in the store after the last save during the search (a failed save is only
+    /// tried again: the save at the end reports its error).
     pub solved_saved: Option<usize>,
-    /// Why the last save during the search failed.
-    pub save_error: Option<String>,
 }
 
 impl<'a> Searcher<'a> {
@@ -197,7 +196,6 @@ impl<'a> Searcher<'a> {
             root_moves: Vec::new(),
             next_save: start + opts.save_every,
             solved_saved: None,
-            save_error: None,
         }
     }
 
@@ -306,9 +304,8 @@ impl<'a> Searcher<'a> {
             && now >= self.next_save
         {
             // Helpers go on searching while the main thread saves.
-            match super::solved::save(path, self.tt) {
-                Ok(n) => (self.solved_saved, self.save_error) = (Some(n), None),
-                Err(e) => self.save_error = Some(e),
+            if let Ok(n) = super::solved::save(path, self.tt) {
+                self.solved_saved = Some(n);
             }
             self.next_save = Instant::now() + self.opts.save_every;
         }
