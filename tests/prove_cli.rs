@@ -27,6 +27,17 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `check-proof FILE ARGS...`: accepted as a White win; its output.
+fn checked_white_win(proof: &Path, args: &[&str]) -> String {
+    let mut all = vec!["check-proof", s(proof)];
+    all.extend_from_slice(args);
+    let o = antitb(&all);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.starts_with("proof OK: White wins"), "{out}");
+    out
+}
+
 /// The proof files of a directory (a library also holds its store of solved positions,
 /// `solved.atbs`), sorted.
 fn sorted_files(dir: &Path) -> Vec<PathBuf> {
@@ -84,14 +95,8 @@ fn prove_writes_a_proof_that_check_proof_accepts() {
     let text = std::fs::read_to_string(&proof).unwrap();
     assert!(text.starts_with("antitb-proof 1\n"), "{text}");
 
-    let o = antitb(&["check-proof", s(&proof), "--tables", s(&dir)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    assert!(
-        stdout(&o).starts_with("proof OK: White wins"),
-        "{}",
-        stdout(&o)
-    );
-    assert!(stdout(&o).contains("depth 32 plies"), "{}", stdout(&o));
+    let out = checked_white_win(&proof, &["--tables", s(&dir)]);
+    assert!(out.contains("depth 32 plies"), "{out}");
 
     // The same with SAN and move numbers, and on two threads.
     let o = antitb(&["prove", "--moves", "1. a4 d6", "--memory", "8", "-q"]);
@@ -385,13 +390,7 @@ fn a_proof_library_keeps_the_moves_of_a_line_between_runs() {
         "{out}"
     );
     assert!(out.contains("winning move b5a6"), "{out}");
-    let c = antitb(&["check-proof", s(&parent)]);
-    assert!(c.status.success(), "{}", stderr(&c));
-    assert!(
-        stdout(&c).starts_with("proof OK: White wins"),
-        "{}",
-        stdout(&c)
-    );
+    checked_white_win(&parent, &[]);
 
     // One file truncated, another replaced by a proof of a different position.
     let bytes = std::fs::read(&files[0]).unwrap();
@@ -606,10 +605,7 @@ fn binary_proofs_through_the_command_line() {
     assert!(stdout(&o).contains("proof 33 nodes"), "{}", stdout(&o));
     let bytes = std::fs::read(&bin).unwrap();
     assert!(bytes.starts_with(b"ATBPROOF"), "not binary");
-    let o = antitb(&["check-proof", s(&bin), "--tables", s(&dir)]);
-    assert!(o.status.success(), "{}", stderr(&o));
-    let out = stdout(&o);
-    assert!(out.starts_with("proof OK: White wins"), "{out}");
+    let out = checked_white_win(&bin, &["--tables", s(&dir)]);
     assert!(out.contains("(binary)"), "{out}");
     let binary_figures = figures(&out);
     assert!(binary_figures.starts_with("nodes 33 ("), "{out}");
@@ -754,13 +750,7 @@ fn the_store_of_solved_positions_serves_later_runs_and_survives_a_kill() {
         let out = stdout(o);
         assert!(o.status.success(), "{}", stderr(o));
         assert_eq!(out.lines().next(), Some("win"), "{out}");
-        let c = antitb(&["check-proof", s(proof)]);
-        assert!(c.status.success(), "{}", stderr(&c));
-        assert!(
-            stdout(&c).starts_with("proof OK: White wins"),
-            "{}",
-            stdout(&c)
-        );
+        checked_white_win(proof, &[]);
         out
     };
 
