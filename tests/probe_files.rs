@@ -183,6 +183,54 @@ fn every_slot_up_to_3_pieces_matches_memory() {
     );
 }
 
+/// `.dtz` files leave the short values out (`W(0)`, `W(1)`, `W(2)`, `L(1)`: their slots read
+/// as a neighbour's distance) and the prober finds them by at most two plies of search: the
+/// test above checks the values; this one checks, slot by slot against the memory tables, that
+/// every other decisive value is stored exactly and that the search is really needed.
+#[test]
+fn dtz_files_leave_short_values_out() {
+    let mem = memory3();
+    let short = [Value::win(0), Value::win(1), Value::win(2), Value::loss(1)];
+    let (mut left_out, mut read_otherwise, mut stored) = ([0u64; 4], 0u64, 0u64);
+    for mat in up_to_3() {
+        let path = tables3().join(antitb::store::file_name(mat, Metric::Dtz));
+        let t = StoredTable::open(&path, mat, Metric::Dtz, &Default::default()).expect("open");
+        assert!(t.short_by_search(), "{mat}: short values stored");
+        let index = Index::new(mat);
+        for side in (0..2).filter(|&s| t.stores_side(s)) {
+            for idx in 0..index.size() {
+                let Some(p) = index.decode(side, idx) else {
+                    continue;
+                };
+                let want = mem.probe(&p, Metric::Dtz).expect("memory probe");
+                if p.has_capture() || want.is_draw() {
+                    continue;
+                }
+                let d = t.distance(side, idx).expect("read");
+                if let Some(k) = short.iter().position(|&v| v == want) {
+                    left_out[k] += 1;
+                    read_otherwise += u64::from(d != want.distance());
+                } else {
+                    stored += 1;
+                    let n = if matches!(want.wdl(), Wdl::CursedWin | Wdl::BlessedLoss) {
+                        want.distance() - 100
+                    } else {
+                        want.distance()
+                    };
+                    assert_eq!(d, n, "{mat} {p}: stored distance of {want:?}");
+                }
+            }
+        }
+    }
+    println!(
+        "stored sides: W(0) W(1) W(2) L(1) left out {left_out:?}, {read_otherwise} of them read as another distance; {stored} other decisive values stored exactly"
+    );
+    assert!(
+        left_out.iter().all(|&n| n > 0) && read_otherwise > 1_000 && stored > 10_000,
+        "{left_out:?} {read_otherwise} {stored}"
+    );
+}
+
 #[test]
 fn known_positions_through_the_files() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/known.csv");

@@ -16,7 +16,7 @@ pub mod stats;
 use crate::format::ReadOptions;
 use crate::rules::{Move, Position};
 use crate::store::{StoreError, StoredTable, file_name, value_of_distance};
-use crate::table::{Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, resolve};
+use crate::table::{Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, resolve, short_dtz};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -262,7 +262,7 @@ impl Tablebase {
             return Ok(Value::DRAW);
         }
         if t.stores_side(side) {
-            return Ok(value_of_distance(metric, w, t.distance(side, idx)?));
+            return self.stored_decisive(&t, pos, side, idx, w);
         }
         // A `.dtz` file stores one side; the other is one ply of search away (SPEC.md §2):
         // every move here is quiet, and leads to the stored side or is a pawn move.
@@ -293,13 +293,33 @@ impl Tablebase {
                     // best move, so its distance need not be read.
                     Value::loss(1)
                 } else {
-                    value_of_distance(metric, cw, t.distance(cs, ci)?).after_move()
+                    self.stored_decisive(&t, &child, cs, ci, cw)?.after_move()
                 }
             };
             best = Some(best.map_or(score, |b| b.max(score)));
         }
         // No legal move: stalemated, which wins.
         Ok(best.unwrap_or(Value::win(0)))
+    }
+
+    /// The value of a quiet decisive position (`w` its WDL, `(side, idx)` its slot) from the
+    /// `.dtz`/`.dtw` file `t`: the stored distance, or a short value the `.dtz` file leaves
+    /// out, found by at most two plies of search ([`short_dtz`]).
+    fn stored_decisive(
+        &self,
+        t: &StoredTable,
+        pos: &Position,
+        side: usize,
+        idx: u64,
+        w: Wdl,
+    ) -> Result<Value, ProbeError> {
+        let d = t.distance(side, idx)?;
+        if t.short_by_search()
+            && let Some(v) = short_dtz(pos, w, d, &mut |p: &Position| self.probe_wdl(p))?
+        {
+            return Ok(v);
+        }
+        Ok(value_of_distance(t.metric, w, d))
     }
 
     /// [`resolve`] in `metric`, with lookups in the files of `metric`.

@@ -12,8 +12,9 @@
 
 use super::{ProbeError, Tablebase};
 use crate::format::ReadOptions;
+use crate::rules::Position;
 use crate::store::{StoreError, StoredTable, file_name};
-use crate::table::{Index, Material, Metric, Value, Wdl};
+use crate::table::{Index, Material, Metric, Value, Wdl, short_dtz};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -280,6 +281,14 @@ pub fn table_stats(
                 let i = idx as usize;
                 let wdl_v = w[i];
                 let dtz_v = match &z {
+                    // A short value the file leaves out reads as any distance: search tells.
+                    Some(z) if dtz.short_by_search() => {
+                        short_dtz(&pos, wdl_v, z[i].distance(), &mut |p: &Position| {
+                            tb.probe_wdl(p)
+                        })
+                        .map_err(StatsError::Probe)?
+                        .unwrap_or(z[i])
+                    }
                     Some(z) => z[i],
                     None if wdl_v == Wdl::Draw => Value::DRAW,
                     None => tb.probe_dtz(&pos).map_err(StatsError::Probe)?.value(),

@@ -26,8 +26,16 @@
 //! and the largest by far, use zstd blocks (format version 4), about 20 % smaller on their long
 //! and varied distances.
 //!
+//! `.dtz` files leave out the short values too: `W(0)` (stalemated), `W(1)` (a pawn move wins at
+//! once), `W(2)` (a quiet move after which every reply of the opponent loses at once: the
+//! "threat" positions of the Syzygy tables) and `L(1)` (every move loses at once). They are
+//! common (`W(2)` alone is half the wins of many tables, `W(1)` and `L(1)` most of the short
+//! ones with pawns), and a prober tells them by at most two plies of search with WDL lookups
+//! ([`crate::table::short_dtz`]).
+//!
 //! The *value encoding* header field of `.dtz`/`.dtw` files: byte 0 is a bit set of the
-//! stored sides (bit 0 White, bit 1 Black; the file has one section per bit, White's first),
+//! stored sides (bit 0 White, bit 1 Black; the file has one section per bit, White's first)
+//! and, in `.dtz` files, bit 2 ([`SHORT_BY_SEARCH`]) when the short values are left out,
 //! then the distance of each symbol (little-endian `u16` each), commonest first. Symbols are
 //! 1 byte when there are at most 256 distinct distances, else 2.
 
@@ -166,10 +174,23 @@ pub const fn wdl_of_symbol(s: u16) -> Option<Wdl> {
     }
 }
 
+/// Bit 2 of a `.dtz` file's side bit set (the first byte of its value encoding): positions at
+/// DTZ `W(0)`, `W(1)`, `W(2)` or `L(1)` are not stored ("don't care"); a reader tells them by
+/// at most two plies of search ([`crate::table::short_dtz`]). Readers older than this bit refuse
+/// such files ("bad value map"), as they would misread them.
+pub const SHORT_BY_SEARCH: u8 = 1 << 2;
+
+/// Is `v` a DTZ value `.dtz` files with [`SHORT_BY_SEARCH`] leave out?
+#[inline]
+fn is_short_dtz(v: Value) -> bool {
+    v == Value::win(0) || v == Value::win(1) || v == Value::win(2) || v == Value::loss(1)
+}
+
 /// The number a `.dtz`/`.dtw` file stores for a value: its distance (less 100 for DTZ cursed
-/// wins and blessed losses, whose class the `.wdl` file gives), `None` for a draw.
+/// wins and blessed losses, whose class the `.wdl` file gives), `None` for a draw and for the
+/// short DTZ values (see [`SHORT_BY_SEARCH`]).
 fn stored_distance(metric: Metric, v: Value) -> Option<u16> {
-    if v.is_draw() {
+    if v.is_draw() || (metric == Metric::Dtz && is_short_dtz(v)) {
         return None;
     }
     let d = v.distance();

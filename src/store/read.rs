@@ -2,7 +2,7 @@
 //! decoded to WDL or distances.
 
 use super::write::{SECTION_VALUES, sections_per_side};
-use super::{StoreError, value_of_distance, wdl_of_symbol};
+use super::{SHORT_BY_SEARCH, StoreError, value_of_distance, wdl_of_symbol};
 use crate::format::{self, TableFile};
 use crate::table::{Index, MAX_DISTANCE, Material, Metric, Value, Wdl};
 use std::path::Path;
@@ -19,6 +19,8 @@ pub struct StoredTable {
     per_side: usize,
     /// Symbol → distance (`.dtz`/`.dtw` files).
     distances: Vec<u16>,
+    /// Short DTZ values are left out of this `.dtz` file ([`SHORT_BY_SEARCH`]).
+    short_by_search: bool,
 }
 
 impl StoredTable {
@@ -60,7 +62,11 @@ impl StoredTable {
             Metric::Wdl => return Err(mismatch("unexpected value map".to_string())),
             _ => {
                 let e = &meta.encoding;
-                if e.len() < 3 || e.len() % 2 != 1 || !matches!(e[0], 1..=3) {
+                let sides = e.first().map_or(0, |b| b & !SHORT_BY_SEARCH);
+                let flag_ok = e
+                    .first()
+                    .is_some_and(|b| b & SHORT_BY_SEARCH == 0 || metric == Metric::Dtz);
+                if e.len() < 3 || e.len() % 2 != 1 || !matches!(sides, 1..=3) || !flag_ok {
                     return Err(mismatch("bad value map".to_string()));
                 }
                 let d: Vec<u16> = e[1..]
@@ -73,6 +79,8 @@ impl StoredTable {
                 (e[0], d)
             }
         };
+        let short_by_search = mask & SHORT_BY_SEARCH != 0;
+        let mask = mask & !SHORT_BY_SEARCH;
         if metric == Metric::Dtw && mask != 3 {
             return Err(mismatch("a .dtw file must store both sides".to_string()));
         }
@@ -102,7 +110,16 @@ impl StoredTable {
             section,
             per_side,
             distances,
+            short_by_search,
         })
+    }
+
+    /// Are the short DTZ values (`W(0)`, `W(1)`, `W(2)`, `L(1)`) left out of this `.dtz` file
+    /// (their slots hold any distance, and a reader tells them with
+    /// [`crate::table::short_dtz`])? Always `false` for other files.
+    #[inline]
+    pub fn short_by_search(&self) -> bool {
+        self.short_by_search
     }
 
     /// The file's path.
@@ -213,7 +230,8 @@ impl StoredTable {
 
     /// Every slot of one side as values, from this `.dtz`/`.dtw` file and the same table's WDL
     /// (`wdl(i)` of slot `i`): draws where the WDL is a draw, and the stored distance with the
-    /// WDL's sign and class elsewhere (meaningful for quiet positions only).
+    /// WDL's sign and class elsewhere (meaningful for quiet positions only; in a `.dtz` file
+    /// that leaves out short values, [`crate::table::short_dtz`] tells them).
     pub fn decode_values(
         &self,
         side: usize,

@@ -1,7 +1,7 @@
 //! Writing a table's files: values mapped to symbols, don't-care slots filled, each file
 //! compressed and written atomically by [`crate::format`].
 
-use super::{StoreError, StoreOptions, file_name, stored_distance, wdl_symbol};
+use super::{SHORT_BY_SEARCH, StoreError, StoreOptions, file_name, stored_distance, wdl_symbol};
 use crate::format::{self, Compression, FormatError, TableMeta, WriteOptions, WriteStats};
 use crate::table::{FRAME, Index, Material, Metric, NOT_STORED, TableValues, Value};
 use rayon::prelude::*;
@@ -216,7 +216,12 @@ pub fn write_table<T: TableValues + ?Sized>(
     let fill = Fill::suiting(o);
     // The file holding the sides `which`, compressed.
     let encode = |which: &[usize]| -> Result<format::Encoded, StoreError> {
-        let mask = which.iter().fold(0u8, |m, &s| m | 1 << s);
+        let sides = which.iter().fold(0u8, |m, &s| m | 1 << s);
+        let mask = if metric == Metric::Dtz {
+            sides | SHORT_BY_SEARCH
+        } else {
+            sides
+        };
         let encoding: Vec<u8> = std::iter::once(mask).chain(map.iter().copied()).collect();
         let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
             let (side, k) = (which[s / per_side as usize], s as u64 % per_side);

@@ -3,7 +3,7 @@
 //! reach, recursively, down to quiet positions, whose values are looked up. Tables store quiet
 //! positions only; the solver, the prober and the verifier all value the rest with [`resolve`].
 
-use super::{Metric, Value};
+use super::{Metric, Value, Wdl};
 use crate::rules::{MoveList, Position};
 
 /// The value of any position, resolving captures (en passant included) by search and looking up
@@ -38,4 +38,77 @@ pub fn resolve<E>(
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.expect("a position with a capture has a capture move"))
+}
+
+/// The DTZ of a quiet position when it is one of the short values `.dtz` files leave out,
+/// `W(0)`, `W(1)`, `W(2)` or `L(1)` (SPEC.md §2), found by at most two plies of search with WDL
+/// lookups; `None` when it is none of them. `w` is the position's WDL, `stored` the distance
+/// its slot holds: exact if the value is not short, a neighbour's filler otherwise, which spares
+/// a search (a stored win of at most 2 plies, or a stored `L(1)`, can only be a filler). `wdl`
+/// gives the WDL of any position from its side to move's view, captures resolved (for instance
+/// [`resolve`] in [`Metric::Wdl`]). This is how the Syzygy probers resolve their "threat"
+/// positions, extended to exact plies.
+///
+/// - `W(0)`: no legal move (stalemated, which wins).
+/// - `W(1)`: a zeroing move (a pawn move: the position is quiet) into a loss for the opponent.
+/// - `W(2)`: neither, and a non-zeroing move to a position valued `L(1)`.
+/// - `L(1)`: every move loses at once: a zeroing move into a win for the opponent, or a quiet
+///   move that leaves the opponent without a legal move.
+pub fn short_dtz<E>(
+    pos: &Position,
+    w: Wdl,
+    stored: u16,
+    wdl: &mut impl FnMut(&Position) -> Result<Wdl, E>,
+) -> Result<Option<Value>, E> {
+    match w {
+        Wdl::Win => {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                return Ok(Some(Value::win(0)));
+            }
+            for m in moves.iter().filter(|m| m.is_zeroing()) {
+                if wdl(&pos.after(m))? == Wdl::Loss {
+                    return Ok(Some(Value::win(1)));
+                }
+            }
+            if stored <= 2 {
+                return Ok(Some(Value::win(2)));
+            }
+            for m in moves.iter().filter(|m| !m.is_zeroing()) {
+                if loses_in_one(&pos.after(m), wdl)? {
+                    return Ok(Some(Value::win(2)));
+                }
+            }
+            Ok(None)
+        }
+        Wdl::Loss if stored == 1 || loses_in_one(pos, wdl)? => Ok(Some(Value::loss(1))),
+        _ => Ok(None),
+    }
+}
+
+/// Is a position valued `L(1)`: it has a legal move, and every one loses at once (SPEC.md §2)?
+/// A zeroing move loses at once into a win for the opponent (scored by WDL), a quiet move when
+/// it leaves the opponent without a legal move (stalemated, which wins).
+fn loses_in_one<E>(
+    pos: &Position,
+    wdl: &mut impl FnMut(&Position) -> Result<Wdl, E>,
+) -> Result<bool, E> {
+    let moves = pos.legal_moves();
+    if moves.is_empty() {
+        return Ok(false);
+    }
+    // Quiet moves first: they rarely stalemate, and need no lookup to tell.
+    if !moves
+        .iter()
+        .filter(|m| !m.is_zeroing())
+        .all(|m| pos.after(m).legal_moves().is_empty())
+    {
+        return Ok(false);
+    }
+    for m in moves.iter().filter(|m| m.is_zeroing()) {
+        if wdl(&pos.after(m))? != Wdl::Win {
+            return Ok(false);
+        }
+    }
+    Ok(true)
 }

@@ -7,7 +7,7 @@ use super::{
 };
 use crate::rules::{Move, MoveList, Position};
 use crate::store::StoredTable;
-use crate::table::{Material, Metric, Value, Wdl, resolve};
+use crate::table::{Material, Metric, Value, Wdl, resolve, short_dtz};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -139,6 +139,13 @@ fn build_view(
     let mut view = View::new(tables);
     // The side the `.dtz` file does not store: one ply of search from the stored side, as a
     // prober does. Its DTZ check below then holds by construction; its WDL check does not.
+    // The stored side's left-out short values first: the other side is derived from it.
+    for side in 0..2 {
+        if dtz.stores_side(side) && dtz.short_by_search() {
+            let values = short_side(&view, side)?;
+            view.tables[0].fill_dtz_side(side, values);
+        }
+    }
     for side in 0..2 {
         if !dtz.stores_side(side) {
             let values = derive_side(&view, side)?;
@@ -146,6 +153,41 @@ fn build_view(
         }
     }
     Ok(view)
+}
+
+/// The stored side of a `.dtz` file that leaves out short values, with those told by search
+/// as a prober does ([`short_dtz`]); other slots keep their stored value.
+fn short_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
+    let own = &view.tables[0];
+    let size = own.index.size();
+    let chunks: Vec<u64> = (0..size.div_ceil(CHUNK)).collect();
+    let wdl = |p: &Position| -> Result<Wdl, VerifyError> {
+        Ok(resolve(p, Metric::Wdl, &mut |q: &Position| {
+            view.lookup(q, Metric::Wdl)
+        })?
+        .wdl())
+    };
+    let parts: Vec<Vec<Value>> = chunks
+        .par_iter()
+        .map(|&c| {
+            let mut wdl = wdl;
+            let mut out = Vec::with_capacity(CHUNK as usize);
+            for idx in c * CHUNK..((c + 1) * CHUNK).min(size) {
+                let stored = view.stored(side, idx, Metric::Dtz)?;
+                let v = match own.index.decode(side, idx) {
+                    // The class from the `.wdl` file: a filler distance may be of any class.
+                    Some(pos) if !stored.is_draw() && !pos.has_capture() => {
+                        let w = view.stored(side, idx, Metric::Wdl)?.wdl();
+                        short_dtz(&pos, w, stored.distance(), &mut wdl)?.unwrap_or(stored)
+                    }
+                    _ => stored,
+                };
+                out.push(v);
+            }
+            Ok(out)
+        })
+        .collect::<Result<_, VerifyError>>()?;
+    Ok(parts.concat())
 }
 
 /// DTZ values of every quiet decisive position of one side of the checked table, derived from
