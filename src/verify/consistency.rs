@@ -137,8 +137,6 @@ fn build_view(
         tables.push(ViewTable::new(r, wdl, None, dtw));
     }
     let mut view = View::new(tables);
-    // The side the `.dtz` file does not store: one ply of search from the stored side, as a
-    // prober does. Its DTZ check below then holds by construction; its WDL check does not.
     // The stored side's left-out short values first: the other side is derived from it.
     for side in 0..2 {
         if dtz.stores_side(side) && dtz.short_by_search() {
@@ -146,6 +144,8 @@ fn build_view(
             view.tables[0].fill_dtz_side(side, values);
         }
     }
+    // The side the `.dtz` file does not store: one ply of search from the stored side, as a
+    // prober does. Its DTZ check below then holds by construction; its WDL check does not.
     for side in 0..2 {
         if !dtz.stores_side(side) {
             let values = derive_side(&view, side)?;
