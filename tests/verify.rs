@@ -243,8 +243,20 @@ fn changed_distance_is_reported(kind: Metric, check: Check) {
     let (f, mut secs) = raw_sections(&dir.join(&name));
     let map = distance_map(&f);
     let ok = |d: u16| (3..=90).contains(&d);
+    // A slot that stores its position's value: `.dtz` files leave the short values out, and
+    // their slots hold a neighbour's distance, which nothing reads.
+    let tb = antitb::probe::Tablebase::open(&[dir]).expect("open the tables");
     let (side, idx) = find_slot(krvk, &secs, |s, i| {
-        wdl[s].as_ref().unwrap()[i] == 4 && ok(map[secs[s].as_ref().unwrap()[i] as usize])
+        let d = map[secs[s].as_ref().unwrap()[i] as usize];
+        let value = |pos: &antitb::rules::Position| match kind {
+            Metric::Dtz => tb.probe_dtz(pos).expect("probe").value(),
+            _ => tb.probe_dtw(pos).expect("probe").value(),
+        };
+        wdl[s].as_ref().unwrap()[i] == 4
+            && ok(d)
+            && index
+                .decode(s, i as u64)
+                .is_some_and(|pos| value(&pos) == Value::win(d))
     });
     let sym = &mut secs[side].as_mut().unwrap()[idx as usize];
     let old = Value::win(map[*sym as usize]);
