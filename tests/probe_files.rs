@@ -223,7 +223,8 @@ fn dtz_files_leave_short_values_out() {
         }
     }
     println!(
-        "stored sides: W(0) W(1) W(2) L(1) left out {left_out:?}, {read_otherwise} of them read as another distance; {stored} other decisive values stored exactly"
+        "stored sides: W(0) W(1) W(2) L(1) left out {left_out:?}, {read_otherwise} of them \
+         read as another distance; {stored} other decisive values stored exactly"
     );
     assert!(
         left_out.iter().all(|&n| n > 0) && read_otherwise > 1_000 && stored > 10_000,
