@@ -62,11 +62,12 @@ impl StoredTable {
             Metric::Wdl => return Err(mismatch("unexpected value map".to_string())),
             _ => {
                 let e = &meta.encoding;
-                let sides = e.first().map_or(0, |b| b & !SHORT_BY_SEARCH);
-                let flag_ok = e
-                    .first()
-                    .is_some_and(|b| b & SHORT_BY_SEARCH == 0 || metric == Metric::Dtz);
-                if e.len() < 3 || e.len() % 2 != 1 || !matches!(sides, 1..=3) || !flag_ok {
+                // Byte 0: the stored sides, and the short-values bit (`.dtz` files only).
+                if e.len() < 3
+                    || e.len() % 2 != 1
+                    || !matches!(e[0] & !SHORT_BY_SEARCH, 1..=3)
+                    || (e[0] & SHORT_BY_SEARCH != 0 && metric != Metric::Dtz)
+                {
                     return Err(mismatch("bad value map".to_string()));
                 }
                 let d: Vec<u16> = e[1..]
