@@ -10,7 +10,8 @@
 //! - The Syzygy comparison (tests/gen_vs_syzygy.rs) through the files: a sample of every
 //!   ≤3-piece table and of the 4-piece tables above (skipped, saying so, without the reference).
 //! - Errors: a missing table, too many pieces, a missing directory, a flipped byte in a block,
-//!   a truncated file, a wrong magic: an error naming the material or the file, never a panic.
+//!   a truncated file, a wrong magic, an older index scheme: an error naming the material or
+//!   the file, never a panic.
 
 mod common;
 
@@ -888,6 +889,36 @@ fn wrong_magic_names_the_file() {
             let msg = e.to_string();
             assert!(
                 msg.contains(&*file.to_string_lossy()) && msg.contains("magic"),
+                "{msg}"
+            );
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
+/// A file of an older index scheme (4: bishops' squares numbered in square order, which the
+/// same header would otherwise let through with its values in another order) is refused, with
+/// the scheme named.
+#[test]
+fn older_index_scheme_is_refused() {
+    let mat = m("KBvN");
+    let dir = copy_dir(tables3(), "scheme", |_| false);
+    let file = dir.0.join(format!("{mat}.wdl"));
+    let mut bytes = std::fs::read(&file).expect("read table");
+    let params = Index::new(mat.canonical()).params();
+    let at = bytes
+        .windows(params.len())
+        .position(|w| w == params.as_slice())
+        .expect("the header holds the index parameters");
+    bytes[at] = 4;
+    antitb::format::reseal(&mut bytes);
+    std::fs::write(&file, &bytes).expect("write table");
+    let tb = open(&[&dir.0]);
+    match tb.probe_wdl(&pos("8/8/8/8/8/2n5/8/1B6 w - - 0 1")) {
+        Err(e @ ProbeError::Store(_)) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&*file.to_string_lossy()) && msg.contains("index scheme 4"),
                 "{msg}"
             );
         }

@@ -4,6 +4,7 @@
 use super::write::{SECTION_VALUES, sections_per_side};
 use super::{SHORT_BY_SEARCH, StoreError, value_of_distance, wdl_of_symbol};
 use crate::format::{self, TableFile};
+use crate::table::index::INDEX_SCHEME;
 use crate::table::{Index, MAX_DISTANCE, Material, Metric, Value, Wdl};
 use std::path::Path;
 
@@ -51,6 +52,15 @@ impl StoredTable {
                 meta.metric,
                 metric.extension()
             )));
+        }
+        let scheme = meta.index_params.first().copied();
+        if scheme != Some(INDEX_SCHEME) {
+            return Err(mismatch(match scheme {
+                Some(s) => format!(
+                    "index scheme {s}, this version reads scheme {INDEX_SCHEME}: regenerate the table"
+                ),
+                None => "no index parameters".to_string(),
+            }));
         }
         if meta.index_params != index.params() {
             return Err(mismatch(
