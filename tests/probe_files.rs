@@ -914,7 +914,7 @@ fn older_index_scheme_is_refused() {
     antitb::format::reseal(&mut bytes);
     std::fs::write(&file, &bytes).expect("write table");
     let tb = open(&[&dir.0]);
-    match tb.probe_wdl(&pos("8/8/8/8/8/2n5/8/1B6 w - - 0 1")) {
+    match tb.probe_wdl(&pos("8/8/8/8/8/2n5/8/1B5K w - - 0 1")) {
         Err(e @ ProbeError::Store(_)) => {
             let msg = e.to_string();
             assert!(
