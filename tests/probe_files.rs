@@ -896,9 +896,9 @@ fn wrong_magic_names_the_file() {
     }
 }
 
-/// A file of an older index scheme (4: bishops' squares numbered in square order, which the
-/// same header would otherwise let through with its values in another order) is refused, with
-/// the scheme named.
+/// A file of an older index scheme (4: the rest groups in material order, every piece's
+/// squares in square order) is refused, with the scheme named, even where the rest of its
+/// index parameters are this version's (KBvN: one rest group, a knight).
 #[test]
 fn older_index_scheme_is_refused() {
     let mat = m("KBvN");

@@ -705,8 +705,8 @@ impl Index {
             );
             (Lead::Pieces(LeadTable::get(&shape)), shape.len())
         };
-        // The rest in reverse material order: Black's pieces first, the fastest digit a piece
-        // of White's (the module documentation says why).
+        // The rest in reverse order: Black's pieces first, the fastest digit a piece of
+        // White's (the module documentation says why).
         groups[lead_groups..].reverse();
         let lead_pieces: usize = groups[..lead_groups].iter().map(|g| g.count).sum();
         let mut free = 64 - lead_pieces as u32;
@@ -1163,9 +1163,9 @@ fn other_of(sets: &[u64; 16], lead_groups: usize) -> u64 {
 }
 
 /// The index scheme written in file headers (first byte of the index parameters): 5, the
-/// near-dense index of this module with bishops numbering squares colour by colour (4: the
-/// same index in square order for every piece; the sparse index of format versions 2 and 3
-/// wrote none).
+/// near-dense index of this module, the rest groups in reverse order and bishops numbering
+/// squares colour by colour (4: the rest in material order, every piece in square order; the
+/// sparse index of format versions 2 and 3 wrote none).
 pub const INDEX_SCHEME: u8 = 5;
 
 #[cfg(test)]
