@@ -875,6 +875,20 @@ fn truncated_file_names_the_file() {
     }
 }
 
+/// `r` is a store error whose message names `file` and contains `word`.
+fn expect_store_error<T: std::fmt::Debug>(r: Result<T, ProbeError>, file: &Path, word: &str) {
+    match r {
+        Err(e @ ProbeError::Store(_)) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&*file.to_string_lossy()) && msg.contains(word),
+                "{msg}"
+            );
+        }
+        other => panic!("expected an error, got {other:?}"),
+    }
+}
+
 #[test]
 fn wrong_magic_names_the_file() {
     let mat = m("KPvK");
@@ -884,16 +898,11 @@ fn wrong_magic_names_the_file() {
     bytes[0] ^= 0x01;
     std::fs::write(&file, &bytes).expect("write table");
     let tb = open(&[&dir.0]);
-    match tb.probe_dtz(&pos("8/8/8/8/8/8/1P6/k1K5 w - - 0 1")) {
-        Err(e @ ProbeError::Store(_)) => {
-            let msg = e.to_string();
-            assert!(
-                msg.contains(&*file.to_string_lossy()) && msg.contains("magic"),
-                "{msg}"
-            );
-        }
-        other => panic!("expected an error, got {other:?}"),
-    }
+    expect_store_error(
+        tb.probe_dtz(&pos("8/8/8/8/8/8/1P6/k1K5 w - - 0 1")),
+        &file,
+        "magic",
+    );
 }
 
 /// A file of an older index scheme (4: the rest groups in material order, every piece's
@@ -914,16 +923,11 @@ fn older_index_scheme_is_refused() {
     antitb::format::reseal(&mut bytes);
     std::fs::write(&file, &bytes).expect("write table");
     let tb = open(&[&dir.0]);
-    match tb.probe_wdl(&pos("8/8/8/8/8/2n5/8/1B5K w - - 0 1")) {
-        Err(e @ ProbeError::Store(_)) => {
-            let msg = e.to_string();
-            assert!(
-                msg.contains(&*file.to_string_lossy()) && msg.contains("index scheme 4"),
-                "{msg}"
-            );
-        }
-        other => panic!("expected an error, got {other:?}"),
-    }
+    expect_store_error(
+        tb.probe_wdl(&pos("8/8/8/8/8/2n5/8/1B5K w - - 0 1")),
+        &file,
+        "index scheme 4",
+    );
 }
 
 /// `.wdl` and `.dtz` files of zstd blocks (format version 4, the codec of `.dtw` files, and how
