@@ -6,7 +6,7 @@
 
 use antitb::format::ReadOptions;
 use antitb::store::{StoredTable, file_name};
-use antitb::table::{Index, Material, Metric};
+use antitb::table::{Material, Metric};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -33,7 +33,8 @@ fn main() {
     for m in tables {
         let wdl = open(&dir, m, Metric::Wdl);
         let dtw = open(&dir, m, Metric::Dtw);
-        let index = Index::new(m);
+        dtw.check_index_of(&wdl.index).expect("one index");
+        let index = &wdl.index;
         for side in 0..2 {
             let w = wdl.decode_wdl(side).expect("decode");
             let d = dtw.decode_values(side, |i| w[i]).expect("decode");

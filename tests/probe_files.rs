@@ -197,7 +197,7 @@ fn dtz_files_leave_short_values_out() {
         let path = tables3().join(antitb::store::file_name(mat, Metric::Dtz));
         let t = StoredTable::open(&path, mat, Metric::Dtz, &Default::default()).expect("open");
         assert!(t.short_by_search(), "{mat}: short values stored");
-        let index = Index::new(mat);
+        let index = &t.index;
         for side in (0..2).filter(|&s| t.stores_side(s)) {
             for idx in 0..index.size() {
                 let Some(p) = index.decode(side, idx) else {
@@ -928,6 +928,43 @@ fn older_index_scheme_is_refused() {
         &file,
         "index scheme 4",
     );
+}
+
+/// A `.dtz` file whose rest groups come in another order than its `.wdl` file's is refused,
+/// with the file named: its values take their class from the `.wdl` file slot by slot. The
+/// writer picks the order of each table; the test takes a 3-piece table written in another
+/// order than the index's default one and gives its `.dtz` file the default order.
+#[test]
+fn dtz_ordered_unlike_its_wdl_is_refused() {
+    use antitb::format::TableFile;
+    let dir = copy_dir(tables3(), "order", |_| false);
+    let params_of = |path: &Path| {
+        TableFile::open(path)
+            .expect("open")
+            .meta()
+            .index_params
+            .clone()
+    };
+    let mat = up_to_3()
+        .into_iter()
+        .map(|m| m.canonical())
+        .find(|&m| params_of(&dir.0.join(format!("{m}.wdl"))) != Index::new(m).params())
+        .expect("a 3-piece table written in another rest order");
+    let file = dir.0.join(format!("{mat}.dtz"));
+    let params = params_of(&file);
+    let mut bytes = std::fs::read(&file).expect("read table");
+    let at = bytes
+        .windows(params.len())
+        .position(|w| w == params.as_slice())
+        .expect("the header holds the index parameters");
+    bytes[at..at + params.len()].copy_from_slice(&Index::new(mat).params());
+    antitb::format::reseal(&mut bytes);
+    std::fs::write(&file, &bytes).expect("write table");
+    let quiet = all_positions(mat)
+        .into_iter()
+        .find(|p| !p.has_capture())
+        .expect("a quiet position");
+    expect_store_error(open(&[&dir.0]).probe_dtz(&quiet), &file, "ordered unlike");
 }
 
 /// `.wdl` and `.dtz` files of zstd blocks (format version 4, the codec of `.dtw` files, and how

@@ -81,6 +81,12 @@ fn every_table_up_to_3_pieces_is_consistent() {
 }
 
 /// Raw symbols of a file, per side to move (`None`: a side a `.dtz` file does not store).
+/// The index a file's slots are in (its header names the order of the rest groups).
+fn file_index(f: &TableFile) -> Index {
+    let m = Material::parse(&f.meta().material).expect("material");
+    Index::from_params(m, &f.meta().index_params).expect("an index of this version")
+}
+
 fn raw_sections(path: &Path) -> (TableFile, [Option<Vec<u16>>; 2]) {
     let f = TableFile::open(path).expect("open table");
     let mask = match f.meta().metric {
@@ -114,11 +120,10 @@ fn distance_map(f: &TableFile) -> Vec<u16> {
 /// The first stored (quiet) slot of `material` on a side `secs` holds for which
 /// `pick(side, slot)` holds.
 fn find_slot(
-    material: Material,
+    index: &Index,
     secs: &[Option<Vec<u16>>; 2],
     pick: impl Fn(usize, usize) -> bool,
 ) -> (usize, u64) {
-    let index = Index::new(material);
     for (side, sec) in secs.iter().enumerate() {
         if sec.is_none() {
             continue;
@@ -132,7 +137,7 @@ fn find_slot(
             }
         }
     }
-    panic!("no such slot in {material}");
+    panic!("no such slot in {}", index.material());
 }
 
 /// Does `pos` reach slot `(side, idx)` of `index` by one or two non-zeroing moves?
@@ -155,11 +160,11 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     let dir = tables3();
     let mutated = TempDir::new(TEMP_PREFIX, "wdl");
     let krvk = m("KRvK");
-    let index = Index::new(krvk);
     let name = file_name(krvk, Metric::Wdl);
     let (f, mut secs) = raw_sections(&dir.join(&name));
+    let index = file_index(&f);
     // A plain win (stored WDL + 2 = 4) becomes a draw.
-    let (side, idx) = find_slot(krvk, &secs, |s, i| secs[s].as_ref().unwrap()[i] == 4);
+    let (side, idx) = find_slot(&index, &secs, |s, i| secs[s].as_ref().unwrap()[i] == 4);
     secs[side].as_mut().unwrap()[idx as usize] = 2;
     rewrite(&f, &secs, &mutated.0.join(&name));
 
@@ -237,16 +242,16 @@ fn changed_distance_is_reported(kind: Metric, check: Check) {
     let dir = tables3();
     let mutated = TempDir::new(TEMP_PREFIX, kind.extension());
     let krvk = m("KRvK");
-    let index = Index::new(krvk);
     let (_, wdl) = raw_sections(&dir.join(file_name(krvk, Metric::Wdl)));
     let name = file_name(krvk, kind);
     let (f, mut secs) = raw_sections(&dir.join(&name));
+    let index = file_index(&f);
     let map = distance_map(&f);
     let ok = |d: u16| (3..=90).contains(&d);
     // A slot that stores its position's value: `.dtz` files leave the short values out, and
     // their slots hold a neighbour's distance, which nothing reads.
     let tb = antitb::probe::Tablebase::open(&[dir]).expect("open the tables");
-    let (side, idx) = find_slot(krvk, &secs, |s, i| {
+    let (side, idx) = find_slot(&index, &secs, |s, i| {
         let d = map[secs[s].as_ref().unwrap()[i] as usize];
         let value = |pos: &antitb::rules::Position| match kind {
             Metric::Dtz => tb.probe_dtz(pos).expect("probe").value(),

@@ -22,8 +22,10 @@ use std::collections::HashMap;
 ///   spills, as many again, counted twice), compressed in a scratch file beyond;
 /// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
 ///   sections at a time: the frames read, the symbols and the pairs encoder's copy (8 bytes a
-///   slot), the encoder's pair tables, and one file's compressed image (at most its disk
-///   estimate), beside the exact values;
+///   slot), the values of one shared run each where the file orders the rest groups unlike
+///   the solver ([`Index::shared_run`]: 2 bytes a slot of at most a lead configuration), the
+///   encoder's pair tables, and one file's compressed image (at most its disk estimate),
+///   beside the exact values;
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
 ///   decoded, 2 bytes per slot and side (tables above [`DecodedTables::MAX_SLOTS`] slots are
 ///   read through block caches instead: [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side);
@@ -97,8 +99,13 @@ pub fn estimate_with(
     let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling;
     let section = n.min(SECTION_VALUES);
     let largest = if dtw { file(Metric::Dtw) } else { 0 };
-    let writing =
-        in_memory + 2 * section * 8 + 2 * ENCODER_TABLE_BYTES + file(Metric::Dtz).max(largest);
+    // A file in another rest order than the solver's reads the values one shared run (at
+    // most a lead configuration, at most a section) at a time, beside each section.
+    let run = 2 * Index::new(m).rest_size().min(section);
+    let writing = in_memory
+        + 2 * (section * 8 + run)
+        + 2 * ENCODER_TABLE_BYTES
+        + file(Metric::Dtz).max(largest);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
     let cache: u64 = source_tables(m)
         .into_iter()

@@ -204,9 +204,17 @@ impl Tablebase {
             .map(|d| d.join(&name))
             .find(|p| p.is_file())
         {
-            Some(path) => Some(Arc::new(StoredTable::open(
-                &path, key.0, metric, &self.opts,
-            )?)),
+            Some(path) => {
+                let t = StoredTable::open(&path, key.0, metric, &self.opts)?;
+                // Values are read with the classes of the `.wdl` file, which must order
+                // its slots alike (a missing one is reported where it is needed).
+                if metric != Metric::Wdl
+                    && let Ok(wdl) = self.table(key.0, Metric::Wdl)
+                {
+                    t.check_index_of(&wdl.index)?;
+                }
+                Some(Arc::new(t))
+            }
             None => None,
         };
         self.tables

@@ -240,7 +240,11 @@ pub fn table_stats(
         .collect();
     let tb = Tablebase::open_with(&dirs, ReadOptions { cache_blocks: 1024 })
         .map_err(StatsError::Probe)?;
-    let index = Index::new(m);
+    dtz.check_index_of(&wdl.index)?;
+    if let Some(t) = &dtw {
+        t.check_index_of(&wdl.index)?;
+    }
+    let index = &wdl.index;
     let n = index.size();
     let mut sides: [SideStats; 2] = Default::default();
     for (side, out) in sides.iter_mut().enumerate() {
@@ -314,9 +318,9 @@ pub fn table_stats(
             .map(part)
             .try_reduce(SideStats::default, |a, b| Ok(merge(a, b)))?;
         *out = merged;
-        out.dtz.fill_fens(&index, side);
+        out.dtz.fill_fens(index, side);
         if let Some(h) = &mut out.dtw {
-            h.fill_fens(&index, side);
+            h.fill_fens(index, side);
         }
     }
     Ok(TableStats {

@@ -34,7 +34,6 @@ impl StoredTable {
     ) -> Result<StoredTable, StoreError> {
         let material = material.canonical();
         let file = TableFile::open_with(path, opts)?;
-        let index = Index::new(material);
         let meta = file.meta();
         let mismatch = |what: String| StoreError::Mismatch {
             path: path.to_path_buf(),
@@ -62,11 +61,13 @@ impl StoredTable {
                 None => "no index parameters".to_string(),
             }));
         }
-        if meta.index_params != index.params() {
+        // The rest groups may come in any order (the writer picks the one that compresses
+        // best); the header lists them.
+        let Some(index) = Index::from_params(material, &meta.index_params) else {
             return Err(mismatch(
                 "index parameters differ from this version's".to_string(),
             ));
-        }
+        };
         let (mask, distances) = match metric {
             Metric::Wdl if meta.encoding.is_empty() => (3u8, Vec::new()),
             Metric::Wdl => return Err(mismatch("unexpected value map".to_string())),
@@ -136,6 +137,21 @@ impl StoredTable {
     /// The file's path.
     pub fn path(&self) -> &Path {
         self.file.path()
+    }
+
+    /// Check that this file orders its slots as `wdl`, the index of the same table's `.wdl`
+    /// file: a `.dtz` or `.dtw` file takes its values' classes from there, slot by slot.
+    pub fn check_index_of(&self, wdl: &Index) -> Result<(), StoreError> {
+        if self.index.params() == wdl.params() {
+            return Ok(());
+        }
+        Err(StoreError::Mismatch {
+            path: self.path().to_path_buf(),
+            what: format!(
+                "its pieces are ordered unlike the {} file's: regenerate the table",
+                Metric::Wdl.extension()
+            ),
+        })
     }
 
     /// The underlying file (checksums, sizes).

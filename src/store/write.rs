@@ -3,7 +3,9 @@
 
 use super::{SHORT_BY_SEARCH, StoreError, StoreOptions, file_name, stored_distance, wdl_symbol};
 use crate::format::{self, Compression, FormatError, TableMeta, WriteOptions, WriteStats};
-use crate::table::{FRAME, Index, Material, Metric, NOT_STORED, TableValues, Value};
+use crate::table::{
+    FRAME, Index, LeadCache, Material, Metric, NOT_STORED, TableValues, Value, Wdl,
+};
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -72,6 +74,141 @@ fn read_range<T: TableValues + ?Sized>(
         f += 1;
     }
     Ok(())
+}
+
+/// A table's values read in the order of a file's index: the table's own, or the same
+/// material with its rest groups in another order ([`Index::rest_orders`]).
+struct InOrder<'a, T: ?Sized> {
+    table: &'a T,
+    file: &'a Index,
+    /// [`Index::digit_map`] from the file's index to the table's.
+    map: [u8; 16],
+    /// [`Index::shared_run`]: the table's values are read one such run at a time.
+    run: u64,
+    same: bool,
+}
+
+impl<'a, T: TableValues + ?Sized> InOrder<'a, T> {
+    fn new(table: &'a T, file: &'a Index) -> InOrder<'a, T> {
+        let own = table.index();
+        InOrder {
+            table,
+            file,
+            map: file.digit_map(own),
+            run: file.shared_run(own),
+            same: file.params() == own.params(),
+        }
+    }
+
+    /// The codes of slots `range` (in the file's order) of `side` into `out` (cleared first).
+    fn read(&self, side: usize, range: Range<u64>, out: &mut Vec<u16>) -> Result<(), T::Error> {
+        if self.same {
+            return read_range(self.table, side, range, out);
+        }
+        out.clear();
+        let own = self.table.index();
+        let mut run = Vec::new();
+        let mut lead = LeadCache::default();
+        let mut r = range.start / self.run;
+        while r * self.run < range.end {
+            let span = r * self.run..((r + 1) * self.run).min(own.size());
+            read_range(self.table, side, span.clone(), &mut run)?;
+            for idx in range.start.max(span.start)..range.end.min(span.end) {
+                let pl = self.file.placement_with(idx, &mut lead);
+                out.push(if self.file.is_canonical(&pl, idx) {
+                    let at = self.file.slot_in(&pl, own, &self.map);
+                    debug_assert!(span.contains(&at), "a slot outside its shared run");
+                    run[(at - span.start) as usize]
+                } else {
+                    Value::INVALID.code()
+                });
+            }
+            r += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Rest orders are tried on at most this many slots per side ([`choose_order`]), in
+/// [`TRIAL_PIECES`] evenly spaced runs of slots.
+const TRIAL_SLOTS: u64 = 1 << 19;
+const TRIAL_PIECES: u64 = 16;
+
+/// The slots of one side a rest order is tried on: all of them, or [`TRIAL_PIECES`] evenly
+/// spaced runs.
+fn trial_ranges(size: u64) -> Vec<Range<u64>> {
+    if size <= TRIAL_SLOTS {
+        return std::iter::once(0..size).collect();
+    }
+    let len = TRIAL_SLOTS / TRIAL_PIECES;
+    (0..TRIAL_PIECES)
+        .map(|k| {
+            let start = (size - len) * k / (TRIAL_PIECES - 1);
+            start..start + len
+        })
+        .collect()
+}
+
+/// The index the files of `table` are written in: of the table's [`Index::rest_orders`] that
+/// move one run of at most a section at a time ([`Index::shared_run`]), the one whose
+/// win/draw/loss classes compress smallest with the `.wdl` codec on the slots of
+/// [`trial_ranges`] (the table's own order on a tie, then the first). The order of the rest
+/// groups decides which values stand side by side: up to 2x either way on one table.
+///
+/// Classes, not the metric's values, and without the 50-move rule: a table's `.wdl`, `.dtz`
+/// and `.dtw` files come from two solves (DTZ and DTW) and must share one index, and the two
+/// solves agree on which positions are won, drawn and lost.
+fn choose_order<T: TableValues + ?Sized>(
+    table: &T,
+    path: &Path,
+    opts: &StoreOptions,
+) -> Result<Index, FormatError> {
+    let own = table.index();
+    let candidates: Vec<Index> = own
+        .rest_orders()
+        .into_iter()
+        .filter(|ix| ix.shared_run(own) <= SECTION_VALUES)
+        .collect();
+    if candidates.len() == 1 {
+        return Ok(own.clone());
+    }
+    let ranges = trial_ranges(own.size());
+    let lens: Vec<u64> = [0, 1]
+        .iter()
+        .flat_map(|_| ranges.iter().map(|r| r.end - r.start))
+        .collect();
+    let fill = Fill::suiting(&opts.wdl);
+    let class = |v: Value| {
+        u16::from(wdl_symbol(if v.is_win() {
+            Wdl::Win
+        } else if v.is_loss() {
+            Wdl::Loss
+        } else {
+            Wdl::Draw
+        }))
+    };
+    let mut best: Option<(u64, Index)> = None;
+    for ix in candidates {
+        let reader = InOrder::new(table, &ix);
+        let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
+            let (side, range) = (s / ranges.len(), ranges[s % ranges.len()].clone());
+            let mut raw = Vec::new();
+            reader
+                .read(side, range, &mut raw)
+                .map_err(|e| FormatError::Values {
+                    path: path.to_path_buf(),
+                    source: Box::new(e),
+                })?;
+            symbols(raw.len(), fill, |i| stored_value(raw[i]).map(class), out);
+            Ok(())
+        };
+        let meta = meta(own.material(), Metric::Wdl, &ix, Vec::new());
+        let len = format::encode_sections(path, &meta, &lens, 1, &opts.wdl, &section)?.file_len();
+        if best.as_ref().is_none_or(|(b, _)| len < *b) {
+            best = Some((len, ix));
+        }
+    }
+    Ok(best.expect("at least the table's own order").1)
 }
 
 /// Map slots `0..len` through `f` (`None` = don't care), filling don't-care slots as `fill`
@@ -144,13 +281,26 @@ pub fn write_table<T: TableValues + ?Sized>(
     };
     let mut written = Vec::new();
     let metric = table.metric();
+    // A `.dtw` file takes the order of the table's `.wdl` file where there is one (written
+    // before by this writer, the same order; by an older one, maybe not).
+    let wdl_order = || {
+        let f = format::TableFile::open(&dir.join(file_name(material, Metric::Wdl))).ok()?;
+        Index::from_params(material, &f.meta().index_params)
+    };
+    let file_index = match (metric == Metric::Dtw).then(wdl_order).flatten() {
+        Some(ix) => ix,
+        None => choose_order(table, &dir.join(file_name(material, metric)), opts)?,
+    };
+    let reader = InOrder::new(table, &file_index);
+    let index = &file_index;
     if metric != Metric::Dtw {
         let path = dir.join(file_name(material, Metric::Wdl));
         let fill = Fill::suiting(&opts.wdl);
         let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
             let (side, k) = (s / per_side as usize, s as u64 % per_side);
             let mut raw = Vec::new();
-            read_range(table, side, section_range(k), &mut raw)
+            reader
+                .read(side, section_range(k), &mut raw)
                 .map_err(|e| values_err(&path, e))?;
             symbols(
                 raw.len(),
@@ -226,7 +376,8 @@ pub fn write_table<T: TableValues + ?Sized>(
         let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
             let (side, k) = (which[s / per_side as usize], s as u64 % per_side);
             let mut raw = Vec::new();
-            read_range(table, side, section_range(k), &mut raw)
+            reader
+                .read(side, section_range(k), &mut raw)
                 .map_err(|e| values_err(&path, e))?;
             symbols(raw.len(), fill, |i| stored(raw[i]).map(|d| sym_of[&d]), out);
             Ok(())

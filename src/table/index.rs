@@ -45,8 +45,11 @@
 //!   Measured against material order (`.wdl` + `.dtz` bytes, bishops in colour order in
 //!   both): reverse order takes 0.85x on 329 tables of three and four pieces (0.88x pawnless,
 //!   0.84x with pawns; 74 tables larger, most of them small or with pawns: QRNvP 1.58x,
-//!   KKvRP 1.45x), and KQRBvN's `.wdl` from 4.88 MB to 2.64 MB (0.54x). Syzygy's compressor
-//!   tries piece orders per table; this index has one order for all.
+//!   KKvRP 1.45x), and KQRBvN's `.wdl` from 4.88 MB to 2.64 MB (0.54x). That is the order of
+//!   [`Index::new`], which the generator solves in. Files may order the rest groups otherwise
+//!   ([`Index::rest_orders`], [`Index::with_rest_order`]): the writer tries the orders on a
+//!   sample of the table and writes the one that compresses best, as Syzygy's compressor
+//!   tries piece orders, and the header's [`Index::params`] name it ([`Index::from_params`]).
 //!
 //! Every slot is a position with the pieces on distinct squares and pawns on ranks 2–7. A slot
 //! is **valid** iff it is the canonical representative: where the lead configuration is fixed
@@ -639,6 +642,14 @@ impl Index {
     /// The index of a canonical material. Panics if `material` is not canonical or not a table
     /// (callers canonicalise first; this is a programming error, not input).
     pub fn new(material: Material) -> Index {
+        Index::with_rest_order(material, &[])
+    }
+
+    /// The index of a canonical material with its rest groups in the order `order`: entry `i`
+    /// is the position, in [`Index::new`]'s rest order, of the group that is `i`-th here
+    /// (empty: [`Index::new`]'s order). Panics if `order` is neither empty nor a permutation
+    /// of the rest groups.
+    pub fn with_rest_order(material: Material, order: &[usize]) -> Index {
         assert!(material.is_table() && material == material.canonical());
         let mut groups: Vec<Group> = Vec::new();
         for color in Color::ALL {
@@ -708,6 +719,15 @@ impl Index {
         // The rest in reverse order: Black's pieces first, the fastest digit a piece of
         // White's (the module documentation says why).
         groups[lead_groups..].reverse();
+        if !order.is_empty() {
+            let default = groups.split_off(lead_groups);
+            assert!(
+                order.len() == default.len() && (0..order.len()).all(|i| order.contains(&i)),
+                "rest order {order:?} is not a permutation of {} groups",
+                default.len()
+            );
+            groups.extend(order.iter().map(|&i| default[i]));
+        }
         let lead_pieces: usize = groups[..lead_groups].iter().map(|g| g.count).sum();
         let mut free = 64 - lead_pieces as u32;
         let mut rest = Vec::new();
@@ -1136,6 +1156,99 @@ impl Index {
             .then(|| self.position_of(side, &pl))
     }
 
+    /// Every index of this material that differs only in the order of its rest groups, this
+    /// order first, then the others in lexicographic order of their permutation of
+    /// [`Index::new`]'s rest groups. They have the same size, lead and valid positions; which
+    /// one compresses best depends on the table's values (the writer tries them, a file's
+    /// header names the one it uses).
+    pub fn rest_orders(&self) -> Vec<Index> {
+        let base = Index::new(self.material);
+        let n = base.groups.len() - base.lead_groups;
+        let mut out = vec![self.clone()];
+        let mut perm: Vec<usize> = (0..n).collect();
+        loop {
+            let ix = Index::with_rest_order(self.material, &perm);
+            if ix.groups != self.groups {
+                out.push(ix);
+            }
+            // The next permutation in lexicographic order.
+            let Some(i) = (1..n).rev().find(|&i| perm[i - 1] < perm[i]) else {
+                break;
+            };
+            let j = (i..n)
+                .rev()
+                .find(|&j| perm[j] > perm[i - 1])
+                .expect("a larger entry");
+            perm.swap(i - 1, j);
+            perm[i..].reverse();
+        }
+        out
+    }
+
+    /// The index of `material` (canonical) that [`Index::params`] describes as `params`, if it
+    /// is one of its [`Index::rest_orders`].
+    pub fn from_params(material: Material, params: &[u8]) -> Option<Index> {
+        Index::new(material)
+            .rest_orders()
+            .into_iter()
+            .find(|ix| ix.params() == params)
+    }
+
+    /// For each digit of this index, the digit of the same piece in `other`, an index of the
+    /// same material in another rest order ([`Index::rest_orders`]).
+    pub fn digit_map(&self, other: &Index) -> [u8; 16] {
+        assert_eq!(self.material, other.material, "indexes of one material");
+        let mut map = [0u8; 16];
+        for (g, group) in self.groups.iter().enumerate() {
+            let h = other
+                .groups
+                .iter()
+                .position(|o| o.piece == group.piece)
+                .expect("the same groups");
+            for i in 0..group.count {
+                map[self.group_start[g] + i] = (other.group_start[h] + i) as u8;
+            }
+        }
+        map
+    }
+
+    /// The length of the runs of slots that hold the same positions in this index and in
+    /// `other` (same material, another rest order), so that moving values from one order to
+    /// the other needs one such run at a time: the slots of one lead configuration where one
+    /// may be fixed by a symmetry (which can move every rest piece: pawnless tables, and
+    /// tables with two or more pawns of the lead colour), else the slots with one lead
+    /// configuration and one code of each rest group the two orders begin with alike.
+    pub fn shared_run(&self, other: &Index) -> u64 {
+        let symmetric = match self.lead {
+            Lead::Pieces(_) => true,
+            Lead::Pawns(_) => self.groups[0].count >= 2,
+        };
+        if symmetric {
+            return self.rest_size;
+        }
+        let common = self.groups[self.lead_groups..]
+            .iter()
+            .zip(&other.groups[other.lead_groups..])
+            .take_while(|(a, b)| a == b)
+            .count();
+        match common {
+            0 => self.rest_size,
+            p => self.rest[p - 1].weight,
+        }
+    }
+
+    /// The slot of `other` (same material, another rest order) that holds the position of
+    /// placement `pl` of this index, which must be canonical here; `map` is
+    /// [`Index::digit_map`]`(other)`.
+    #[inline]
+    pub fn slot_in(&self, pl: &Placement, other: &Index, map: &[u8; 16]) -> u64 {
+        let mut squares = [0u8; 16];
+        for (j, &s) in pl.squares[..self.pieces].iter().enumerate() {
+            squares[map[j] as usize] = s;
+        }
+        other.canonical_rest(pl.lead, pl.fixers, &squares, pl.lead_occ)
+    }
+
     /// Description of the index for file headers: scheme, then each group in index order.
     pub fn params(&self) -> Vec<u8> {
         let mut v = vec![
@@ -1422,6 +1535,73 @@ mod tests {
                 "{m}: only {valid} of 3000 sampled slots valid"
             );
         }
+    }
+
+    /// Every rest order holds the same positions: a valid slot of one order is a valid slot of
+    /// [`Index::new`]'s at [`Index::slot_in`], in the same [`Index::shared_run`], and the
+    /// header parameters name the order.
+    #[test]
+    fn rest_orders_hold_the_same_positions() {
+        // Exhaustively where small: one-to-one onto the valid slots of the default order.
+        for name in ["KNvP", "NvBP"] {
+            let m = Material::parse(name).expect("material").canonical();
+            let own = Index::new(m);
+            let orders = own.rest_orders();
+            assert_eq!(orders.len(), 2, "{m}");
+            let own_valid: HashSet<(usize, u64)> = (0..2)
+                .flat_map(|side| (0..own.size()).map(move |i| (side, i)))
+                .filter(|&(side, i)| own.decode(side, i).is_some())
+                .collect();
+            for ix in &orders {
+                let map = ix.digit_map(&own);
+                let mut seen = HashSet::new();
+                for side in 0..2 {
+                    for idx in 0..ix.size() {
+                        let pl = ix.placement(idx);
+                        if ix.is_canonical(&pl, idx) {
+                            let at = ix.slot_in(&pl, &own, &map);
+                            assert!(seen.insert((side, at)), "{m}: slot {at} twice");
+                        }
+                    }
+                }
+                assert_eq!(seen, own_valid, "{m} {:?}", ix.params());
+            }
+        }
+        // Sampled: every permutation of up to four rest groups.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for (name, count) in [
+            ("KQRBvN", 6),
+            ("KRvKN", 2),
+            ("KBPvKN", 24),
+            ("KPPvKN", 6),
+            ("KQRvKBN", 24),
+            ("BBvBP", 2),
+        ] {
+            let m = Material::parse(name).expect("material").canonical();
+            let own = Index::new(m);
+            let orders = own.rest_orders();
+            assert_eq!(orders.len(), count, "{m}");
+            assert_eq!(orders[0].params(), own.params(), "{m}: its own order first");
+            for ix in &orders {
+                assert_eq!(ix.size(), own.size(), "{m}");
+                let back = Index::from_params(m, &ix.params()).expect("an order of m");
+                assert_eq!(back.params(), ix.params(), "{m}");
+                let (map, run) = (ix.digit_map(&own), ix.shared_run(&own));
+                for _ in 0..2000 {
+                    let idx = next(&mut state) % ix.size();
+                    let Some(pos) = ix.decode(0, idx) else {
+                        continue;
+                    };
+                    assert_eq!(ix.encode_board(pos.board()), idx, "{m}");
+                    let at = ix.slot_in(&ix.placement(idx), &own, &map);
+                    assert_eq!(at, own.encode_board(pos.board()), "{m}");
+                    assert_eq!(at / run, idx / run, "{m}: outside the shared run");
+                }
+            }
+        }
+        let mut wrong = Index::new(Material::parse("KRvKN").expect("material")).params();
+        wrong[4..7].copy_from_slice(&[1, 4, 1]);
+        assert!(Index::from_params(Material::parse("KRvKN").expect("m"), &wrong).is_none());
     }
 
     /// Pawn pushes never lower the lead pawn's key (the slice order the generator relies on).

@@ -44,14 +44,15 @@ pub fn tables_in(dirs: &[PathBuf]) -> Result<Vec<Material>, VerifyError> {
 
 /// The decoded sections of one file: WDL or values.
 pub(super) enum Decoded {
-    Wdl([Vec<Wdl>; 2]),
+    /// The classes, and the file's index (which its table's other files must share).
+    Wdl(Box<Index>, [Vec<Wdl>; 2]),
     Values([Vec<Value>; 2]),
 }
 
 impl Decoded {
     fn bytes(&self) -> usize {
         match self {
-            Decoded::Wdl(s) => s[0].len() + s[1].len(),
+            Decoded::Wdl(_, s) => s[0].len() + s[1].len(),
             Decoded::Values(s) => 2 * (s[0].len() + s[1].len()),
         }
     }
@@ -62,8 +63,12 @@ impl Decoded {
 /// left as draws, for [`ViewTable::fill_dtz_side`].
 pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decoded, VerifyError> {
     Ok(match (table.metric, wdl) {
-        (Metric::Wdl, _) => Decoded::Wdl([table.decode_wdl(0)?, table.decode_wdl(1)?]),
-        (_, Some(Decoded::Wdl(w))) => {
+        (Metric::Wdl, _) => Decoded::Wdl(
+            Box::new(table.index.clone()),
+            [table.decode_wdl(0)?, table.decode_wdl(1)?],
+        ),
+        (_, Some(Decoded::Wdl(index, w))) => {
+            table.check_index_of(index)?;
             let mut out = [Vec::new(), Vec::new()];
             for (s, o) in out.iter_mut().enumerate() {
                 *o = if table.stores_side(s) {
@@ -282,9 +287,14 @@ impl ViewTable {
         dtw: Option<Result<Arc<Decoded>, VerifyError>>,
     ) -> ViewTable {
         let material = material.canonical();
+        // The index of the table's files (its `.dtz` and `.dtw` files share it).
+        let index = match wdl.as_deref() {
+            Ok(Decoded::Wdl(index, _)) => (**index).clone(),
+            _ => Index::new(material),
+        };
         ViewTable {
             material,
-            index: Index::new(material),
+            index,
             wdl,
             dtz,
             dtw,
@@ -296,7 +306,7 @@ impl ViewTable {
         let dtz = self.dtz.as_mut().expect("the checked table has DTZ values");
         match Arc::get_mut(dtz).expect("DTZ values are not shared") {
             Decoded::Values(s) => s[side] = values,
-            Decoded::Wdl(_) => unreachable!("DTZ values are values"),
+            Decoded::Wdl(..) => unreachable!("DTZ values are values"),
         }
     }
 
@@ -463,7 +473,7 @@ impl View {
             },
         };
         Ok(match &**data {
-            Decoded::Wdl(s) => s[side][idx].as_value(),
+            Decoded::Wdl(_, s) => s[side][idx].as_value(),
             Decoded::Values(s) => s[side][idx],
         })
     }
