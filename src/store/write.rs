@@ -195,10 +195,7 @@ fn choose_order<T: TableValues + ?Sized>(
             let mut raw = Vec::new();
             reader
                 .read(side, range, &mut raw)
-                .map_err(|e| FormatError::Values {
-                    path: path.to_path_buf(),
-                    source: Box::new(e),
-                })?;
+                .map_err(|e| values_err(path, e))?;
             symbols(raw.len(), fill, |i| stored_value(raw[i]).map(class), out);
             Ok(())
         };
@@ -209,6 +206,14 @@ fn choose_order<T: TableValues + ?Sized>(
         }
     }
     Ok(best.expect("at least the table's own order").1)
+}
+
+/// The error of a table whose values could not be read while writing `path`.
+fn values_err(path: &Path, e: impl std::error::Error + Send + Sync + 'static) -> FormatError {
+    FormatError::Values {
+        path: path.to_path_buf(),
+        source: Box::new(e),
+    }
 }
 
 /// Map slots `0..len` through `f` (`None` = don't care), filling don't-care slots as `fill`
@@ -274,10 +279,6 @@ pub fn write_table<T: TableValues + ?Sized>(
             .iter()
             .flat_map(|_| (0..per_side).map(|k| section_range(k).end - section_range(k).start))
             .collect()
-    };
-    let values_err = |path: &Path, e: T::Error| FormatError::Values {
-        path: path.to_path_buf(),
-        source: Box::new(e),
     };
     let mut written = Vec::new();
     let metric = table.metric();
