@@ -1187,7 +1187,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         mut f: impl FnMut(usize, u64) -> bool,
     ) -> bool {
         let ix = self.t.index;
-        let block = local - local % self.unit.block_len;
+        // Such a move stays in the slot's block: local = global + (block start's local − its
+        // global), one division per slot, none per move.
+        let b = local / self.unit.block_len;
+        let shift = (b * self.unit.block_len).wrapping_sub(self.unit.starts[b as usize]);
         let k = ix.pieces();
         let occ = pl.squares[..k]
             .iter()
@@ -1199,9 +1202,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 continue;
             }
             let from = Square::new(u32::from(pl.squares[j]));
+            let mover = ix.mover(pl, j);
             for to in piece_attacks(piece.role, from, occ) & !occ {
-                let g = ix.moved(pl, j, to);
-                if !f(out_side, block + g % self.unit.block_len) {
+                let g = mover.moved(ix, pl, to);
+                if !f(out_side, g.wrapping_add(shift)) {
                     return false;
                 }
             }
