@@ -66,9 +66,8 @@
 //! piece of the rest changes the rest only (re-encoded from the squares, a popcount per piece),
 //! a lead piece looks its new configuration up in the lead table. The solver's loops go through
 //! a [`Mover`] ([`Index::mover`]), made once per piece and slot: where no symmetry fixes the lead
-//! configuration before or after the move (almost every move), a destination costs a popcount
-//! for the moving piece's own group and a bit test per later piece, not a re-encoding of the
-//! rest. With it and a decoding of [`Index::placement`] free of divisions and bit loops,
+//! configuration before or after the move, a destination costs a popcount for the moving
+//! piece's own group and a bit test per later piece, not a re-encoding of the rest. With it and a decoding of [`Index::placement`] free of divisions and bit loops,
 //! KQRBvN's WDL+DTZ generation took 0.78x the wall and CPU time, same files
 //! (`scripts/bench-ab.sh`, best of two runs each, interleaved).
 
@@ -700,7 +699,8 @@ pub struct Mover {
     /// The lead groups' squares without the moving lead piece, and its group.
     lead_sets: [u64; 2],
     lead_group: u8,
-    /// Two unique lead pieces: the raw lead code is `lead_raw + to · lead_step`.
+    /// A moving lead piece alone in its group: the raw lead code is `lead_raw + to · lead_step`
+    /// (`lead_step` 0: computed from `lead_sets`).
     lead_raw: u64,
     lead_step: u64,
     terms: [Term; 16],
@@ -1195,10 +1195,15 @@ impl Index {
                 }
             }
             m.lead_group = self.digit_group[j];
-            if t.shape == [1, 1] {
-                // Raw code `first · 64 + second` (LeadTable::raw of two single squares).
-                let other = u64::from(pl.squares[1 - j]);
-                (m.lead_raw, m.lead_step) = if j == 0 { (other, 64) } else { (other * 64, 1) };
+            if self.groups[usize::from(m.lead_group)].count == 1 {
+                // The raw code is `code(first group) · C(64, |second|) + code(second group)`,
+                // and a single piece's code is its square: linear in `to`, the rest being the
+                // raw code with the moving piece's group empty.
+                m.lead_raw = LeadTable::raw(&t.shape, &m.lead_sets);
+                m.lead_step = match (m.lead_group, &t.shape[..]) {
+                    (0, &[_, second]) => binom(64, second),
+                    _ => 1,
+                };
             }
             m.kind = MoverKind::Lead(t);
             None
