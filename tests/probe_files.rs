@@ -9,6 +9,8 @@
 //!   on a few hundred random positions.
 //! - The Syzygy comparison (tests/gen_vs_syzygy.rs) through the files: a sample of every
 //!   ≤3-piece table and of the 4-piece tables above (skipped, saying so, without the reference).
+//! - The generator's source of smaller tables (`DecodedTables`, whole tables decoded in
+//!   memory) answers as the files read through their block caches, for WDL, DTZ and DTW.
 //! - Errors: a missing table, too many pieces, a missing directory, a flipped byte in a block,
 //!   a truncated file, a wrong magic, an older index scheme: an error naming the material or
 //!   the file, never a panic.
@@ -188,6 +190,39 @@ fn every_slot_up_to_3_pieces_matches_memory() {
 /// as a neighbour's distance) and the prober finds them by at most two plies of search: the
 /// test above checks the values; this one checks, slot by slot against the memory tables, that
 /// every other decisive value is stored exactly and that the search is really needed.
+/// The generator's source of smaller tables answers as the files do, for every metric it
+/// reads: through whole decoded tables (WDL classes at one byte a slot for WDL and DTZ,
+/// value codes for DTW) and through the files' block caches, two independent read paths.
+#[test]
+fn decoded_sources_answer_as_the_files() {
+    use antitb::build::DecodedTables;
+    use antitb::r#gen::TableSource;
+    let dtw_dir = TempDir::new(TEMP_PREFIX, "dtw");
+    let dtw_targets = [m("KPvK"), m("NvP"), m("BBvK")];
+    build_into(dtw_dir.path(), &dtw_targets, &[], true);
+    let cases: [(&Path, Vec<Material>, Metric); 3] = [
+        (tables3(), up_to_3(), Metric::Wdl),
+        (tables3(), up_to_3(), Metric::Dtz),
+        (dtw_dir.path(), dtw_targets.to_vec(), Metric::Dtw),
+    ];
+    for (dir, materials, metric) in cases {
+        let tb = open(&[dir]);
+        let decoded = DecodedTables::new(&tb);
+        let mut rng = Rng(17);
+        let mut checked = 0;
+        while checked < 3000 {
+            let p = random_position(&mut rng, &materials);
+            if p.has_capture() || p.ep_square().is_some() {
+                continue;
+            }
+            let a = decoded.stored_value(&p, metric).expect("decoded source");
+            let b = tb.stored_value(&p, metric).expect("file source");
+            assert_eq!(a, b, "{metric:?} {p}");
+            checked += 1;
+        }
+    }
+}
+
 #[test]
 fn dtz_files_leave_short_values_out() {
     let mem = memory3();

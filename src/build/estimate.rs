@@ -27,8 +27,10 @@ use std::collections::HashMap;
 ///   encoder's pair tables, and one file's compressed image (at most its disk estimate),
 ///   beside the exact values;
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
-///   decoded, 2 bytes per slot and side (tables above [`DecodedTables::MAX_SLOTS`] slots are
-///   read through block caches instead: [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side);
+///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW (tables above
+///   [`DecodedTables::MAX_BYTES`] are read through block caches instead:
+///   [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
+///   larger of the metrics' counts;
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
@@ -107,18 +109,23 @@ pub fn estimate_with(
         + 2 * ENCODER_TABLE_BYTES
         + file(Metric::Dtz).max(largest);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
-    let cache: u64 = source_tables(m)
-        .into_iter()
-        .map(|d| {
-            let s = size(d);
-            if s <= DecodedTables::MAX_SLOTS {
-                2 * 2 * s
-            } else {
-                // A block cache holds at most the table itself.
-                2 * (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
-            }
-        })
-        .sum();
+    let sources = source_tables(m);
+    let mut cache_for = |metric: Metric| -> u64 {
+        sources
+            .iter()
+            .map(|&d| {
+                let s = size(d);
+                DecodedTables::decoded_bytes(s, metric).unwrap_or_else(|| {
+                    // A block cache holds at most the table itself.
+                    2 * (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
+                })
+            })
+            .sum()
+    };
+    let mut cache = cache_for(Metric::Dtz);
+    if dtw {
+        cache = cache.max(cache_for(Metric::Dtw));
+    }
     let metrics = if dtw { 2 } else { 1 };
     let work = 2 * n * metrics;
     Estimate {

@@ -2,13 +2,15 @@
 //! [`Tablebase`], and whole tables decoded into memory.
 //!
 //! The generator looks up millions of positions in the tables it depends on, with no locality
-//! a block cache could exploit well. Tables up to [`DecodedTables::MAX_SLOTS`] slots per side are
-//! therefore decoded once, whole (a value code of 2 bytes per slot and side), the first time
-//! they are needed; larger ones are read through their files' block caches.
+//! a block cache could exploit well. Tables whose values take at most
+//! [`DecodedTables::MAX_BYTES`] are therefore decoded once, whole, the first time they are
+//! needed; larger ones are read through their files' block caches, where every lookup walks
+//! its block's codes.
 //!
-//! For a DTZ table only the WDL class of a smaller table's position matters (a zeroing move
-//! scores by it, [`Metric::zeroing`]), so the small `.wdl` files are read; a DTW table reads
-//! `.dtw` files ([`Metric::zeroing_file`]).
+//! For WDL and DTZ tables only the WDL class of a smaller table's position matters (a zeroing
+//! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at one byte
+//! per slot and side; a DTW table reads `.dtw` files ([`Metric::zeroing_file`]), kept as 2-byte
+//! value codes.
 
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
@@ -19,10 +21,28 @@ use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, RwLock};
 
-/// One decoded table: value codes per side (a WDL file's classes as [`Wdl::as_value`]).
+/// One decoded table.
 struct Decoded {
     index: Index,
-    sides: [Vec<u16>; 2],
+    sides: Sides,
+}
+
+/// A decoded table's values per side.
+enum Sides {
+    /// A `.wdl` file's classes (one byte a slot).
+    Wdl([Vec<Wdl>; 2]),
+    /// Value codes from a `.dtw` file and its `.wdl` file.
+    Codes([Vec<u16>; 2]),
+}
+
+impl Decoded {
+    #[inline]
+    fn value(&self, side: usize, idx: usize) -> Value {
+        match &self.sides {
+            Sides::Wdl(s) => s[side][idx].as_value(),
+            Sides::Codes(s) => Value(s[side][idx]),
+        }
+    }
 }
 
 type Cache = HashMap<(Material, Metric), Option<Arc<Decoded>>, BuildHasherDefault<MaterialHasher>>;
@@ -37,11 +57,24 @@ pub struct DecodedTables<'a> {
 }
 
 impl<'a> DecodedTables<'a> {
-    /// Tables with more slots per side than this are not decoded whole: 16 MiB of codes per
-    /// table at most, which holds every table up to four pieces (the largest, e.g. `KQRvK`,
-    /// has 1.8 M slots per side); five-piece tables (about 10^8 slots) are read from their
-    /// memory-mapped files, as a six-piece table reaches up to 30 of them.
-    pub const MAX_SLOTS: u64 = 1 << 22;
+    /// Tables whose decoded values (both sides) would take more bytes than this are not
+    /// decoded whole. 24 MiB holds every table up to four pieces in both forms (the largest,
+    /// with one pawn such as `KNPvB`, has 5.7 M slots per side: 11 MB of WDL classes, 23 MB
+    /// of DTW codes); five-piece tables (about 10^8 slots) are read from their memory-mapped
+    /// files, as a six-piece table reaches up to 30 of them.
+    pub const MAX_BYTES: u64 = 24 << 20;
+
+    /// Bytes of `slots` slots per side decoded for a generation in `metric`, or `None` when
+    /// that is above [`DecodedTables::MAX_BYTES`] and the table is read from its file.
+    pub fn decoded_bytes(slots: u64, metric: Metric) -> Option<u64> {
+        let per_slot = if metric.zeroing_file() == Metric::Wdl {
+            1
+        } else {
+            2
+        };
+        let bytes = 2 * per_slot * slots;
+        (bytes <= Self::MAX_BYTES).then_some(bytes)
+    }
 
     pub fn new(tb: &'a Tablebase) -> DecodedTables<'a> {
         DecodedTables {
@@ -70,18 +103,20 @@ impl<'a> DecodedTables<'a> {
             return Ok(d.clone());
         }
         let wdl: Arc<StoredTable> = self.tb.table(key.0, Metric::Wdl)?;
-        let d = if wdl.index.size() <= Self::MAX_SLOTS {
-            let mut sides = [Vec::new(), Vec::new()];
-            for (s, out) in sides.iter_mut().enumerate() {
-                let w = wdl.decode_wdl(s)?;
-                let values = if file == Metric::Wdl {
-                    w.into_iter().map(Wdl::as_value).collect()
-                } else {
-                    // Values: the class from the `.wdl` file, the distance from this one.
-                    self.tb.table(key.0, file)?.decode_values(s, |i| w[i])?
+        let d = if Self::decoded_bytes(wdl.index.size(), file).is_some() {
+            let wdls = [wdl.decode_wdl(0)?, wdl.decode_wdl(1)?];
+            let sides = if file == Metric::Wdl {
+                Sides::Wdl(wdls)
+            } else {
+                // Values: the class from the `.wdl` file, the distance from this one.
+                let t = self.tb.table(key.0, file)?;
+                let codes = |s: usize| -> Result<Vec<u16>, ProbeError> {
+                    let w = &wdls[s];
+                    let values = t.decode_values(s, |i| w[i])?;
+                    Ok(values.into_iter().map(Value::code).collect())
                 };
-                *out = values.into_iter().map(Value::code).collect();
-            }
+                Sides::Codes([codes(0)?, codes(1)?])
+            };
             Some(Arc::new(Decoded {
                 index: wdl.index.clone(),
                 sides,
@@ -114,7 +149,7 @@ impl TableSource for DecodedTables<'_> {
         match d {
             Some(d) => {
                 let (side, idx) = d.index.encode(pos).expect("material matches its table");
-                Ok(Value(d.sides[side][idx as usize]))
+                Ok(d.value(side, idx as usize))
             }
             None => self.tb.stored_value(pos, metric),
         }
