@@ -67,9 +67,10 @@
 //! a lead piece looks its new configuration up in the lead table. The solver's loops go through
 //! a [`Mover`] ([`Index::mover`]), made once per piece and slot: where no symmetry fixes the lead
 //! configuration before or after the move, a destination costs a popcount for the moving
-//! piece's own group and a bit test per later piece, not a re-encoding of the rest. With it and a decoding of [`Index::placement`] free of divisions and bit loops,
-//! KQRBvN's WDL+DTZ generation took 0.78x the wall and CPU time, same files
-//! (`scripts/bench-ab.sh`, best of two runs each, interleaved).
+//! piece's own group and a bit test per later piece, not a re-encoding of the rest. With it
+//! and a decoding of [`Index::placement`] free of divisions and bit loops, KQRBvN's WDL+DTZ
+//! generation took 0.78x the wall and CPU time, same files (`scripts/bench-ab.sh`, best of two
+//! runs each, interleaved).
 
 use crate::rules::{Bitboard, Board, Color, Piece, Position, Role, Square};
 use crate::table::Material;
