@@ -186,3 +186,57 @@ fn a_resumed_solve_equals_the_naive_solver() {
     println!("{checked} positions of resumed solves checked against the naive solver");
     assert!(checked > 100_000);
 }
+
+/// A DTW solve given the table's WDL classes (`WdlHint`, as `antitb generate` gives it after
+/// the WDL/DTZ solve): draws decided at once, wins never loss candidates. Every 3-piece table
+/// solved that way (with small windows and units, so that shifts and pawn units meet the
+/// hint), in place of the plain solve's, equals the naive solver on every position.
+#[test]
+fn a_dtw_solve_with_the_wdl_classes_equals_the_naive_solver() {
+    use antitb::r#gen::{SolveOptions, WdlHint, solve};
+    use std::sync::Arc;
+    let naive = naive_3();
+    let mut mem = MemoryTables::new();
+    mem.generate_up_to(3, Metric::Dtz).unwrap();
+    mem.generate_up_to(3, Metric::Dtw).unwrap();
+    let dir = common::cli::TempDir::new("antitb-hint-", "naive");
+    let plain = SolveOptions {
+        scratch: dir.path().to_path_buf(),
+        unit_slots: 1,
+        window: Some(6),
+        ..SolveOptions::default()
+    };
+    let (mut checked, mut tables, mut draws, mut losses) = (0u64, 0, 0u64, 0u64);
+    for m in Material::all_with_pieces(3) {
+        let wdl = solve(m, Metric::Dtz, &mem, &plain, &|_| {}).unwrap();
+        let hint = WdlHint::of(&wdl).unwrap();
+        for side in 0..2 {
+            for idx in 0..hint.size() {
+                match hint.class(side, idx) {
+                    antitb::r#gen::WdlClass::Draw => draws += 1,
+                    antitb::r#gen::WdlClass::Loss => losses += 1,
+                    antitb::r#gen::WdlClass::Win => {}
+                }
+            }
+        }
+        let opts = SolveOptions {
+            wdl_hint: Some(Arc::new(hint)),
+            ..plain.clone()
+        };
+        let dtw = solve(m, Metric::Dtw, &mem, &opts, &|_| {}).unwrap();
+        mem.insert(dtw.into_table().unwrap());
+        tables += 1;
+        placements(m, &mut |pos| {
+            let v = mem.probe(&pos, Metric::Dtw).unwrap();
+            let expect = naive.value(&pos).expect("naive solved it");
+            let ours = if v.is_draw() { None } else { Some(v.signed()) };
+            assert_eq!(ours, expect.2, "{m} {pos}");
+            checked += 1;
+        });
+    }
+    println!(
+        "{tables} tables, {checked} positions of DTW solves with WDL classes ({draws} draw and \
+         {losses} loss slots) checked against the naive solver"
+    );
+    assert!(checked > 10_000_000 && draws > 0 && losses > 0);
+}

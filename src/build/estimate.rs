@@ -4,7 +4,7 @@
 use super::metrics;
 use super::source::DecodedTables;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
-use crate::r#gen::{IN_MEMORY_SLOTS, UNIT_SLOTS};
+use crate::r#gen::{IN_MEMORY_SLOTS, UNIT_SLOTS, WdlHint};
 use crate::store::{DTW_VALUES_PER_BLOCK, SECTION_VALUES};
 use crate::table::{FRAME, Index, Material, Metric};
 use std::collections::HashMap;
@@ -19,7 +19,8 @@ use std::collections::HashMap;
 ///   slot and side and frontier lists of at most a quarter byte: `2n × (1 + 1/8 + 1/4)`
 ///   = `2.75 n` bytes; plus the exact values solved so far, 2 bytes per slot and side in
 ///   memory for tables up to [`IN_MEMORY_SLOTS`] slots per side (and the window shifts'
-///   spills, as many again, counted twice), compressed in a scratch file beyond;
+///   spills, as many again, counted twice), compressed in a scratch file beyond; a DTW solve
+///   also holds the WDL classes of the table ([`WdlHint`]), 2 bits per slot and side;
 /// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
 ///   sections at a time: the frames read, the symbols and the pairs encoder's copy (8 bytes a
 ///   slot), the values of one shared run each where the file orders the rest groups unlike
@@ -98,7 +99,9 @@ pub fn estimate_with(
     } else {
         (n, 0)
     };
-    let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling;
+    // A DTW solve also holds the table's WDL classes from the solve before it ([`WdlHint`]).
+    let hint = if dtw { WdlHint::bytes(n) } else { 0 };
+    let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling + hint;
     let section = n.min(SECTION_VALUES);
     let largest = if dtw { file(Metric::Dtw) } else { 0 };
     // A file in another rest order than the solver's reads the values one shared run (at

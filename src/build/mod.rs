@@ -38,7 +38,7 @@ pub use source::DecodedTables;
 pub use system::{Measured, free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
-use crate::r#gen::{GenError, IN_MEMORY_SLOTS, Progress, SolveOptions, solve};
+use crate::r#gen::{GenError, IN_MEMORY_SLOTS, Progress, SolveOptions, WdlHint, solve};
 use crate::probe::{ProbeError, Tablebase};
 use crate::store::{StoreError, StoreOptions, write_table};
 use crate::table::{Material, Metric};
@@ -46,6 +46,7 @@ use estimate::source_tables;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What to build and how.
@@ -566,6 +567,8 @@ fn build_one(
     .map_err(BuildError::Probe)?;
     let mut bytes = 0;
     let needed = source_tables(m);
+    // The WDL classes of the WDL/DTZ solve, for the DTW solve after it (`WdlHint`).
+    let mut hint: Option<Arc<WdlHint>> = None;
     for &metric in t.metrics {
         let mut decoded = DecodedTables::new(&source);
         decoded
@@ -578,12 +581,15 @@ fn build_one(
             scratch: opts.dir.clone(),
             resume: e.slots > IN_MEMORY_SLOTS,
             checkpoint_every: opts.checkpoint_every,
+            wdl_hint: hint.take().filter(|_| metric == Metric::Dtw),
             ..SolveOptions::default()
         };
         let table = solve(m, metric, &decoded, &solve_opts, &|p| {
             events(&BuildEvent::Solver(p.clone()))
         })
         .map_err(|e| BuildError::Gen(m, e))?;
+        // The classes are not needed by the writer.
+        drop(solve_opts);
         events(&BuildEvent::Writing {
             i,
             material: m,
@@ -591,6 +597,10 @@ fn build_one(
         });
         for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
             bytes += stats.file_len;
+        }
+        if metric != Metric::Dtw && t.metrics.contains(&Metric::Dtw) {
+            let h = WdlHint::of(&table).map_err(|e| BuildError::Gen(m, GenError::Scratch(e)))?;
+            hint = Some(Arc::new(h));
         }
         table.remove_resume_files();
     }

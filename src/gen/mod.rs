@@ -33,12 +33,16 @@
 //! level depends only on values decided at earlier levels, so the result is the same for any
 //! thread count. The same machinery computes DTW: only the scoring of zeroing moves differs
 //! ([`Metric::zeroing`]); its many long, sparse levels are what the frontier lists are for.
+//! Given the table's WDL classes from the solve before it ([`WdlHint`]), a DTW solve decides
+//! the draws at once and checks only the losses as loss candidates.
 
 mod exact;
+mod hint;
 mod memory;
 mod solve;
 
 pub use exact::{IN_MEMORY_SLOTS, ScratchError};
+pub use hint::{Class as WdlClass, WdlHint};
 pub use memory::{LookupError, MemoryTables};
 pub use solve::{Progress, SolveOptions, Solved, UNIT_SLOTS, generate, solve};
 

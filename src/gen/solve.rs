@@ -19,6 +19,7 @@
 //! ends by merging its spills and its window into exact values in the table's store.
 
 use super::exact::{ExactStore, FrameCache, ScratchError};
+use super::hint::{Class, WdlHint};
 use super::{GenError, TableSource};
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Color, MoveList, Position, Role, Square};
@@ -31,8 +32,8 @@ use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Slots per parallel work item (a multiple of 64).
@@ -236,6 +237,10 @@ pub struct SolveOptions {
     /// Least time between two checkpoints (each syncs the scratch file and writes the frame
     /// table).
     pub checkpoint_every: Duration,
+    /// The table's WDL classes, from its WDL or DTZ solve: a DTW solve given them skips the
+    /// work they make needless ([`WdlHint`]); the values are the same without. Ignored by the
+    /// other metrics.
+    pub wdl_hint: Option<Arc<WdlHint>>,
 }
 
 impl Default for SolveOptions {
@@ -246,6 +251,7 @@ impl Default for SolveOptions {
             window: None,
             resume: false,
             checkpoint_every: Duration::from_secs(60),
+            wdl_hint: None,
         }
     }
 }
@@ -360,6 +366,10 @@ pub fn solve<S: TableSource + ?Sized>(
         let name = format!("{stem}.exact.tmp.{}", std::process::id());
         (ExactStore::new(index.size(), &opts.scratch, &name)?, 0)
     };
+    let hint = opts
+        .wdl_hint
+        .as_deref()
+        .filter(|h| metric == Metric::Dtw && h.size() == index.size());
     let table = TableSolve {
         index: &index,
         material,
@@ -367,6 +377,7 @@ pub fn solve<S: TableSource + ?Sized>(
         source,
         store: &store,
         opts,
+        hint,
     };
     let report = |phase, group, level| {
         progress(&Progress {
@@ -415,6 +426,8 @@ struct TableSolve<'a, S: ?Sized> {
     source: &'a S,
     store: &'a ExactStore,
     opts: &'a SolveOptions,
+    /// The WDL classes, in a DTW solve given them.
+    hint: Option<&'a WdlHint>,
 }
 
 /// Slots of one unit: blocks of `block_len` slots starting at `starts[i]` (global index), in
@@ -761,8 +774,18 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 let pl = t.index.placement_with(global, &mut lead);
                 let valid = t.index.is_canonical(&pl, global);
                 for side in 0..2 {
+                    let draw = t.hint.is_some_and(|h| h.class(side, global) == Class::Draw);
                     let code = match valid.then(|| t.index.position_of(side, &pl)) {
                         None => state::INVALID,
+                        // A capture position's value would be searched, a quiet one's
+                        // baseline found: a known draw needs neither.
+                        Some(pos) if draw => {
+                            if !pos.has_capture() {
+                                self.quiet[side][(local / 64) as usize]
+                                    .fetch_or(1 << (local % 64), Relaxed);
+                            }
+                            state::DRAW
+                        }
                         Some(pos) if pos.has_capture() => {
                             let v = resolve(&pos, t.metric, &mut |p: &Position| {
                                 t.source.stored_value(p, t.metric).map_err(GenError::Source)
@@ -819,7 +842,19 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             if let Some(b) = baseline {
                                 self.note_distance(b);
                             }
-                            self.pending_code(baseline, others == 0)
+                            let code = self.pending_code(baseline, others == 0);
+                            let global = self.unit.global(local);
+                            match code {
+                                // A known win is never a loss candidate: waiting as for a
+                                // drawn baseline, it can only become a win.
+                                state::PEND_NONE | state::PEND_LOSS
+                                    if t.hint
+                                        .is_some_and(|h| h.class(side, global) == Class::Win) =>
+                                {
+                                    state::PEND_DRAW
+                                }
+                                c => c,
+                            }
                         };
                         self.set(side, local, code);
                     }

@@ -7,7 +7,6 @@ use crate::table::{
     FRAME, Index, LeadCache, Material, Metric, NOT_STORED, TableValues, Value, Wdl,
 };
 use rayon::prelude::*;
-use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -328,39 +327,42 @@ pub fn write_table<T: TableValues + ?Sized>(
     let path = dir.join(file_name(material, metric));
     // Symbol map: distances by decreasing frequency (ties by distance), so the commonest is 0.
     let frames = size.div_ceil(FRAME) as usize;
-    let freq: HashMap<u16, u64> = (0..2 * frames)
+    // Counts by distance in a flat array (a distance is a `u16`): a hash map here cost a
+    // lookup per slot.
+    let freq: Vec<u64> = (0..2 * frames)
         .into_par_iter()
         .try_fold(
-            || (HashMap::new(), Vec::new()),
-            |(mut h, mut buf): (HashMap<u16, u64>, Vec<u16>), i| {
+            || (vec![0u64; 1 << 16], Vec::new()),
+            |(mut counts, mut buf): (Vec<u64>, Vec<u16>), i| {
                 table
                     .frame(i / frames, i % frames, &mut buf)
                     .map_err(|e| values_err(&path, e))?;
                 for &c in &buf {
                     if let Some(d) = stored(c) {
-                        *h.entry(d).or_default() += 1;
+                        counts[usize::from(d)] += 1;
                     }
                 }
-                Ok::<_, FormatError>((h, buf))
+                Ok::<_, FormatError>((counts, buf))
             },
         )
-        .map(|r| r.map(|(h, _)| h))
-        .try_reduce(HashMap::new, |mut a, b| {
-            for (d, n) in b {
-                *a.entry(d).or_default() += n;
-            }
-            Ok(a)
-        })?;
-    let mut dists: Vec<(u16, u64)> = freq.into_iter().collect();
+        .map(|r| r.map(|(counts, _)| counts))
+        .try_reduce(
+            || vec![0u64; 1 << 16],
+            |mut a, b| {
+                a.iter_mut().zip(&b).for_each(|(x, y)| *x += y);
+                Ok(a)
+            },
+        )?;
+    let mut dists: Vec<(u16, u64)> = (0..=u16::MAX).zip(freq).filter(|&(_, n)| n > 0).collect();
     dists.sort_by_key(|&(d, n)| (std::cmp::Reverse(n), d));
     if dists.is_empty() {
         dists.push((0, 0));
     }
-    let sym_of: HashMap<u16, u16> = dists
-        .iter()
-        .enumerate()
-        .map(|(i, &(d, _))| (d, i as u16))
-        .collect();
+    // The symbol of each distance, by distance (only stored distances are ever looked up).
+    let mut sym_of = vec![0u16; 1 << 16];
+    for (i, &(d, _)) in dists.iter().enumerate() {
+        sym_of[usize::from(d)] = i as u16;
+    }
     let map: Vec<u8> = dists.iter().flat_map(|&(d, _)| d.to_le_bytes()).collect();
     let width = if dists.len() > 256 { 2 } else { 1 };
     let o = opts.of(metric);
@@ -380,7 +382,12 @@ pub fn write_table<T: TableValues + ?Sized>(
             reader
                 .read(side, section_range(k), &mut raw)
                 .map_err(|e| values_err(&path, e))?;
-            symbols(raw.len(), fill, |i| stored(raw[i]).map(|d| sym_of[&d]), out);
+            symbols(
+                raw.len(),
+                fill,
+                |i| stored(raw[i]).map(|d| sym_of[usize::from(d)]),
+                out,
+            );
             Ok(())
         };
         Ok(format::encode_sections(
