@@ -1,10 +1,12 @@
 //! The longest DTW win of every piece count in a table directory, with its position: reads
 //! every table's `.wdl` and `.dtw` files (nothing is generated) and scans every stored
-//! position, both sides to move. `antitb stats MATERIAL` gives the same per table.
+//! position, both sides to move (the side a `.dtw` file leaves out by one ply of search, as a
+//! prober reads it). `antitb stats MATERIAL` gives the same per table.
 //!
 //! Usage: `cargo run --release --example longest_dtw -- DIR`
 
 use antitb::format::ReadOptions;
+use antitb::probe::Tablebase;
 use antitb::store::{StoredTable, file_name};
 use antitb::table::{Material, Metric};
 use rayon::prelude::*;
@@ -28,6 +30,11 @@ fn main() {
         })
         .collect();
     tables.sort_by_key(|m: &Material| (m.count(), m.to_string()));
+    let tb = Tablebase::open_with(
+        std::slice::from_ref(&dir),
+        ReadOptions { cache_blocks: 1024 },
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     // piece count -> (plies, fen, material)
     let mut best: BTreeMap<usize, (u16, String, Material)> = BTreeMap::new();
     for m in tables {
@@ -37,13 +44,22 @@ fn main() {
         let index = &wdl.index;
         for side in 0..2 {
             let w = wdl.decode_wdl(side).expect("decode");
-            let d = dtw.decode_values(side, |i| w[i]).expect("decode");
+            let d = dtw
+                .stores_side(side)
+                .then(|| dtw.decode_values(side, |i| w[i]).expect("decode"));
             let top = (0..index.size())
                 .into_par_iter()
-                .filter(|&i| d[i as usize].is_win())
+                .filter(|&i| w[i as usize].is_win())
                 .filter_map(|i| {
                     let pos = index.decode(side, i)?;
-                    (!pos.has_capture()).then(|| (d[i as usize].distance(), std::cmp::Reverse(i)))
+                    if pos.has_capture() {
+                        return None;
+                    }
+                    let v = match &d {
+                        Some(d) => d[i as usize],
+                        None => tb.probe_dtw(&pos).expect("probe").value(),
+                    };
+                    Some((v.distance(), std::cmp::Reverse(i)))
                 })
                 .max();
             if let Some((plies, std::cmp::Reverse(i))) = top {

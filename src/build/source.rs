@@ -16,7 +16,8 @@ use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
 use crate::store::StoredTable;
-use crate::table::{Index, Material, MaterialHasher, Metric, Value, Wdl};
+use crate::table::{Index, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search};
+use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::{Arc, RwLock};
@@ -110,12 +111,27 @@ impl<'a> DecodedTables<'a> {
             } else {
                 // Values: the class from the `.wdl` file, the distance from this one.
                 let t = self.tb.table(key.0, file)?;
-                let codes = |s: usize| -> Result<Vec<u16>, ProbeError> {
+                let codes = |s: usize| -> Result<Option<Vec<u16>>, ProbeError> {
+                    if !t.stores_side(s) {
+                        return Ok(None);
+                    }
                     let w = &wdls[s];
                     let values = t.decode_values(s, |i| w[i])?;
-                    Ok(values.into_iter().map(Value::code).collect())
+                    Ok(Some(values.into_iter().map(Value::code).collect()))
                 };
-                Sides::Codes([codes(0)?, codes(1)?])
+                let sides = match [codes(0)?, codes(1)?] {
+                    [Some(white), Some(black)] => [white, black],
+                    [Some(white), None] => {
+                        let black = self.dtw_side(&wdl.index, 1, &wdls[1], &white)?;
+                        [white, black]
+                    }
+                    [None, Some(black)] => {
+                        let white = self.dtw_side(&wdl.index, 0, &wdls[0], &black)?;
+                        [white, black]
+                    }
+                    [None, None] => unreachable!("a file stores at least one side"),
+                };
+                Sides::Codes(sides)
             };
             Some(Arc::new(Decoded {
                 index: wdl.index.clone(),
@@ -129,6 +145,47 @@ impl<'a> DecodedTables<'a> {
             .expect("cache lock")
             .insert(key, d.clone());
         Ok(d)
+    }
+}
+
+impl DecodedTables<'_> {
+    /// The DTW value codes of the side to move `side` that a `.dtw` file leaves out, by one ply
+    /// of search over the side it stores (`stored`, value codes): every quiet decisive slot
+    /// (WDL `wdl`) by [`dtw_by_search`], its other tables read through `self`; draws and
+    /// capture positions (never looked up) as draws.
+    fn dtw_side(
+        &self,
+        index: &Index,
+        side: usize,
+        wdl: &[Wdl],
+        stored: &[u16],
+    ) -> Result<Vec<u16>, ProbeError> {
+        const CHUNK: usize = 1 << 12;
+        let mut out = vec![Value::DRAW.code(); wdl.len()];
+        out.par_chunks_mut(CHUNK).enumerate().try_for_each(
+            |(c, chunk)| -> Result<(), ProbeError> {
+                let mut lookup = |p: &Position| match index.encode(p) {
+                    // The same table: the stored side to move, as every quiet move from `side`
+                    // hands the move over.
+                    Some((s, i)) if s != side => Ok(Value(stored[i as usize])),
+                    _ => self.stored_value(p, Metric::Dtw),
+                };
+                for (j, o) in chunk.iter_mut().enumerate() {
+                    let idx = c * CHUNK + j;
+                    if wdl[idx] == Wdl::Draw {
+                        continue;
+                    }
+                    let Some(pos) = index.decode(side, idx as u64) else {
+                        continue;
+                    };
+                    if !pos.has_capture() {
+                        *o = dtw_by_search(&pos, &mut lookup)?.code();
+                    }
+                }
+                Ok(())
+            },
+        )?;
+        Ok(out)
     }
 }
 

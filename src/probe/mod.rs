@@ -16,7 +16,9 @@ pub mod stats;
 use crate::format::ReadOptions;
 use crate::rules::{Move, Position};
 use crate::store::{StoreError, StoredTable, file_name, value_of_distance};
-use crate::table::{Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, resolve, short_dtz};
+use crate::table::{
+    Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search, resolve, short_dtz,
+};
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::BuildHasherDefault;
@@ -272,9 +274,13 @@ impl Tablebase {
         if t.stores_side(side) {
             return self.stored_decisive(&t, pos, side, idx, w);
         }
-        // A `.dtz` file stores one side; the other is one ply of search away (SPEC.md §2):
-        // every move here is quiet, and leads to the stored side or is a pawn move.
-        debug_assert_eq!(metric, Metric::Dtz);
+        // `.dtz` and `.dtw` files store one side; the other is one ply of search away. For DTW
+        // (SPEC.md §3) every move leads to the stored side or out of the table.
+        if metric == Metric::Dtw {
+            return dtw_by_search(pos, &mut |p: &Position| self.lookup(p, Metric::Dtw));
+        }
+        // For DTZ (SPEC.md §2) every move here is quiet, and leads to the stored side or is a
+        // pawn move.
         let mut best: Option<Value> = None;
         for mv in pos.legal_moves().iter() {
             let child = pos.after(mv);

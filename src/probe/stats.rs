@@ -234,7 +234,7 @@ pub fn table_stats(
     let mut files = vec![wdl.path().to_path_buf(), dtz.path().to_path_buf()];
     files.extend(dtw.as_ref().map(|t| t.path().to_path_buf()));
     // The prober: for capture positions (with `resolve_captures`) and for the side to move the
-    // `.dtz` file does not store, whose DTZ is one ply of search away.
+    // `.dtz` or `.dtw` file does not store, whose value is one ply of search away.
     let dirs: Vec<PathBuf> = std::iter::once(dir.to_path_buf())
         .chain(opts.extra_dirs.iter().cloned())
         .collect();
@@ -255,10 +255,12 @@ pub fn table_stats(
         } else {
             None
         };
-        let d = dtw
-            .as_ref()
-            .map(|t| t.decode_values(side, wdl_at))
-            .transpose()?;
+        // `Some(None)`: a side the `.dtw` file does not store, probed by one ply of search.
+        let d = match &dtw {
+            Some(t) if t.stores_side(side) => Some(Some(t.decode_values(side, wdl_at)?)),
+            Some(_) => Some(None),
+            None => None,
+        };
         const CHUNK: u64 = 1 << 14;
         let chunks: Vec<u64> = (0..n.div_ceil(CHUNK)).collect();
         let part = |c: &u64| -> Result<SideStats, StatsError> {
@@ -308,7 +310,12 @@ pub fn table_stats(
                 s.wdl[wdl_v.index()] += 1;
                 s.dtz.add(dtz_v, idx);
                 if let (Some(d), Some(h)) = (&d, &mut s.dtw) {
-                    h.add(d[i], idx);
+                    let v = match d {
+                        Some(d) => d[i],
+                        None if wdl_v == Wdl::Draw => Value::DRAW,
+                        None => tb.probe_dtw(&pos).map_err(StatsError::Probe)?.value(),
+                    };
+                    h.add(v, idx);
                 }
             }
             Ok(s)

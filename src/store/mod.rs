@@ -7,14 +7,17 @@
 //! |-----------|-----------------|-----------------------------------------------------------|
 //! | `M.wdl`   | White, Black    | 1 byte: WDL + 2 (0 = loss … 4 = win), SPEC.md §2           |
 //! | `M.dtz`   | one side only   | a symbol per position: the DTZ *distance* `n` of `W(n)` / `L(n)`, less 100 for cursed wins and blessed losses |
-//! | `M.dtw`   | White, Black    | a symbol per position: the DTW distance                   |
+//! | `M.dtw`   | one side only   | a symbol per position: the DTW distance                   |
 //!
 //! The sign and class of a DTZ or DTW value come from the `.wdl` file (DTW wins and losses are
 //! exactly the WDL wins and losses, cursed and blessed included, as the 50-move rule only
 //! decides *how* a won game is won), so `.dtz`/`.dtw` files hold distances only, and draws are
-//! "don't care". `.dtz` files hold **one side to move**, whichever compresses smaller; the DTZ
-//! of the other side is exact all the same, by one ply of search: every move of that side leads
-//! to the stored side or is a zeroing move scored by WDL (SPEC.md §2). See [`crate::probe`].
+//! "don't care". `.dtz` and `.dtw` files hold **one side to move**, whichever compresses
+//! smaller; the value of the other side is exact all the same, by one ply of search: every move
+//! of that side leads to the stored side, or (DTZ) is a zeroing move scored by WDL (SPEC.md §2),
+//! or (DTW) leaves the table by a capture or a promotion (SPEC.md §3;
+//! [`crate::table::dtw_by_search`]). See [`crate::probe`]. `.dtw` files written before stored
+//! both sides (the same format version): they are read as they are.
 //!
 //! Only *quiet* decisive positions are stored: valid slots whose side to move has no capture
 //! (plus, in `.dtz`/`.dtw`, a decisive WDL). Everything else is "don't care" and repeats the

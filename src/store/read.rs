@@ -93,9 +93,6 @@ impl StoredTable {
         };
         let short_by_search = mask & SHORT_BY_SEARCH != 0;
         let mask = mask & !SHORT_BY_SEARCH;
-        if metric == Metric::Dtw && mask != 3 {
-            return Err(mismatch("a .dtw file must store both sides".to_string()));
-        }
         let per_side = sections_per_side(index.size()) as usize;
         let mut section = [None, None];
         let mut n = 0;
@@ -159,7 +156,8 @@ impl StoredTable {
         &self.file
     }
 
-    /// Does the file store positions with `side` to move (always, but for `.dtz` files)?
+    /// Does the file store positions with `side` to move (always for `.wdl` files; `.dtz` and
+    /// `.dtw` files store one side, older `.dtw` files both)?
     #[inline]
     pub fn stores_side(&self, side: usize) -> bool {
         self.section[side].is_some()

@@ -399,16 +399,13 @@ pub fn write_table<T: TableValues + ?Sized>(
             &section,
         )?)
     };
-    let encoded = if metric == Metric::Dtz {
-        // One side: whichever compresses smaller (White on a tie).
-        let (white, black) = (encode(&[0])?, encode(&[1])?);
-        if black.file_len() < white.file_len() {
-            black
-        } else {
-            white
-        }
+    // One side: whichever compresses smaller (White on a tie). The other is one ply of search
+    // away for DTZ and DTW alike (the module doc).
+    let (white, black) = (encode(&[0])?, encode(&[1])?);
+    let encoded = if black.file_len() < white.file_len() {
+        black
     } else {
-        encode(&[0, 1])?
+        white
     };
     let stats = format::write_encoded(&path, &encoded)?;
     written.push((path, stats));

@@ -40,6 +40,23 @@ pub fn resolve<E>(
     Ok(best.expect("a position with a capture has a capture move"))
 }
 
+/// The DTW of a position by one ply of search (SPEC.md §3): the best of its moves, each child
+/// valued with [`resolve`] and `lookup` and taken one ply later; with no legal move the side to
+/// move has won, `W(0)`. This is how the side to move a `.dtw` file leaves out is read: every
+/// move from it leads to the stored side of the same table, or out of the table by a capture or
+/// a promotion.
+pub fn dtw_by_search<E>(
+    pos: &Position,
+    lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
+    let mut best: Option<Value> = None;
+    for m in pos.legal_moves().iter() {
+        let v = resolve(&pos.after(m), Metric::Dtw, lookup)?.after_move();
+        best = Some(best.map_or(v, |b| b.max(v)));
+    }
+    Ok(best.unwrap_or(Value::win(0)))
+}
+
 /// The DTZ of a quiet position when it is one of the short values `.dtz` files leave out,
 /// `W(0)`, `W(1)`, `W(2)` or `L(1)` (SPEC.md §2), found by at most two plies of search with WDL
 /// lookups; `None` when it is none of them. `w` is the position's WDL, `stored` the distance

@@ -14,7 +14,7 @@ mod metric;
 pub mod value;
 mod wdl;
 
-pub use captures::{resolve, short_dtz};
+pub use captures::{dtw_by_search, resolve, short_dtz};
 pub use index::{Index, LeadCache, Placement, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::{FRAME, NOT_STORED, Table, TableValues};

@@ -124,11 +124,9 @@ fn build_view(
         Some(t) => Some(Ok(Arc::new(decode(t, Some(&own_wdl))?))),
         None => None,
     };
-    // What this table's check decoded is what later tables need from it.
+    // What this table's check decoded is what later tables need from it (its `.dtw` values
+    // once both sides are filled, below).
     set.insert(m, Metric::Wdl, own_wdl.clone());
-    if let Some(Ok(d)) = &own_dtw {
-        set.insert(m, Metric::Dtw, d.clone());
-    }
     let mut tables = vec![ViewTable::new(m, Ok(own_wdl), Some(own_dtz), own_dtw)];
     for r in read_by(m) {
         // A table that cannot be read is an error only if a position really reaches it.
@@ -141,15 +139,27 @@ fn build_view(
     for side in 0..2 {
         if dtz.stores_side(side) && dtz.short_by_search() {
             let values = short_side(&view, side)?;
-            view.tables[0].fill_dtz_side(side, values);
+            view.tables[0].fill_side(Metric::Dtz, side, values);
         }
     }
     // The side the `.dtz` file does not store: one ply of search from the stored side, as a
     // prober does. Its DTZ check below then holds by construction; its WDL check does not.
     for side in 0..2 {
         if !dtz.stores_side(side) {
-            let values = derive_side(&view, side)?;
-            view.tables[0].fill_dtz_side(side, values);
+            let values = derive_side(&view, side, Metric::Dtz)?;
+            view.tables[0].fill_side(Metric::Dtz, side, values);
+        }
+    }
+    // Likewise the side the `.dtw` file does not store (files of older versions store both).
+    if let Some(dtw) = dtw {
+        for side in 0..2 {
+            if !dtw.stores_side(side) {
+                let values = derive_side(&view, side, Metric::Dtw)?;
+                view.tables[0].fill_side(Metric::Dtw, side, values);
+            }
+        }
+        if let Some(d) = view.tables[0].dtw() {
+            set.insert(m, Metric::Dtw, d.clone());
         }
     }
     Ok(view)
@@ -190,9 +200,10 @@ fn short_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
     Ok(parts.concat())
 }
 
-/// DTZ values of every quiet decisive position of one side of the checked table, derived from
-/// its moves (draws elsewhere).
-fn derive_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
+/// The values of `metric` (DTZ or DTW) of every quiet decisive position of one side of the
+/// checked table, derived from its moves by one ply of search over the side its file stores
+/// (draws elsewhere).
+fn derive_side(view: &View, side: usize, metric: Metric) -> Result<Vec<Value>, VerifyError> {
     let own = &view.tables[0];
     let size = own.index.size();
     let chunks: Vec<u64> = (0..size.div_ceil(CHUNK)).collect();
@@ -202,12 +213,15 @@ fn derive_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
             let mut out = Vec::with_capacity(CHUNK as usize);
             for idx in c * CHUNK..((c + 1) * CHUNK).min(size) {
                 let v = match own.index.decode(side, idx) {
-                    Some(pos) if !pos.has_capture() => {
-                        if view.stored(side, idx, Metric::Wdl)?.wdl() == Wdl::Draw {
-                            Value::DRAW
+                    Some(pos)
+                        if !pos.has_capture()
+                            && !view.stored(side, idx, Metric::Wdl)?.is_draw() =>
+                    {
+                        let mut moves = MoveList::new();
+                        pos.quiet_moves(&mut moves);
+                        if metric == Metric::Dtw {
+                            derive_dtw(view, &pos, &moves)?
                         } else {
-                            let mut moves = MoveList::new();
-                            pos.quiet_moves(&mut moves);
                             derive_dtz(view, &pos, &moves)?
                         }
                     }

@@ -11,7 +11,7 @@ use super::VerifyError;
 use crate::format::ReadOptions;
 use crate::rules::{Board, Color, Piece, Position, Role};
 use crate::store::{StoredTable, file_name};
-use crate::table::{Index, Material, Metric, Value, Wdl};
+use crate::table::{Index, Material, Metric, Value, Wdl, dtw_by_search};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -46,21 +46,24 @@ pub fn tables_in(dirs: &[PathBuf]) -> Result<Vec<Material>, VerifyError> {
 pub(super) enum Decoded {
     /// The classes, and the file's index (which its table's other files must share).
     Wdl(Box<Index>, [Vec<Wdl>; 2]),
-    Values([Vec<Value>; 2]),
+    /// Values per side, and whether the file stores that side (a side it leaves out reads as
+    /// draws until filled: [`ViewTable::fill_side`]).
+    Values([Vec<Value>; 2], [bool; 2]),
 }
 
 impl Decoded {
     fn bytes(&self) -> usize {
         match self {
             Decoded::Wdl(_, s) => s[0].len() + s[1].len(),
-            Decoded::Values(s) => 2 * (s[0].len() + s[1].len()),
+            Decoded::Values(s, _) => 2 * (s[0].len() + s[1].len()),
         }
     }
 }
 
 /// Decode an open file. `.dtz`/`.dtw` files need the same table's decoded `.wdl` file (their
-/// values take sign and class from it). A side to move that a `.dtz` file does not store is
-/// left as draws, for [`ViewTable::fill_dtz_side`].
+/// values take sign and class from it). A side to move that the file does not store is left as
+/// draws, for [`ViewTable::fill_side`] (the table being checked) or [`View::lookup`] (the
+/// `.dtw` files of the tables it reaches).
 pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decoded, VerifyError> {
     Ok(match (table.metric, wdl) {
         (Metric::Wdl, _) => Decoded::Wdl(
@@ -77,7 +80,7 @@ pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decod
                     vec![Value::DRAW; table.index.size() as usize]
                 };
             }
-            Decoded::Values(out)
+            Decoded::Values(out, [0, 1].map(|s| table.stores_side(s)))
         }
         _ => unreachable!("values are decoded with the table's WDL"),
     })
@@ -301,13 +304,32 @@ impl ViewTable {
         }
     }
 
-    /// Replace the DTZ values of one side to move (one the `.dtz` file does not store).
-    pub fn fill_dtz_side(&mut self, side: usize, values: Vec<Value>) {
-        let dtz = self.dtz.as_mut().expect("the checked table has DTZ values");
-        match Arc::get_mut(dtz).expect("DTZ values are not shared") {
-            Decoded::Values(s) => s[side] = values,
-            Decoded::Wdl(..) => unreachable!("DTZ values are values"),
+    /// Replace the `.dtz` (`metric` DTZ) or `.dtw` values of one side to move (one the file
+    /// does not store, or a stored side with values told by search).
+    pub fn fill_side(&mut self, metric: Metric, side: usize, values: Vec<Value>) {
+        let data = match metric {
+            Metric::Dtz => self.dtz.as_mut(),
+            Metric::Dtw => self.dtw.as_mut().and_then(|d| d.as_mut().ok()),
+            Metric::Wdl => None,
+        };
+        let data = data.expect("the checked table has values of this metric");
+        match Arc::get_mut(data).expect("the checked table's values are not shared") {
+            Decoded::Values(s, stored) => {
+                s[side] = values;
+                stored[side] = true;
+            }
+            Decoded::Wdl(..) => unreachable!("DTZ and DTW values are values"),
         }
+    }
+
+    /// The checked table's decoded `.dtw` file, if it has a readable one.
+    pub fn dtw(&self) -> Option<&Arc<Decoded>> {
+        self.dtw.as_ref().and_then(|d| d.as_ref().ok())
+    }
+
+    /// Does the `.dtw` file leave out `side` (its values then come from one ply of search)?
+    fn dtw_left_out(&self, side: usize) -> bool {
+        matches!(self.dtw(), Some(d) if matches!(&**d, Decoded::Values(_, stored) if !stored[side]))
     }
 
     /// Does this table have a `.dtw` file (readable or not)?
@@ -426,6 +448,13 @@ impl View {
         } else {
             (pos.turn().index(), t.index.encode_board(pos.board()))
         };
+        if metric == Metric::Dtw
+            && t.dtw_left_out(side)
+            && !self.read(t, side, idx as usize, Metric::Wdl)?.is_draw()
+        {
+            // A side to move the `.dtw` file leaves out: one ply of search, as a prober does.
+            return dtw_by_search(pos, &mut |p: &Position| self.lookup(p, Metric::Dtw));
+        }
         self.read(t, side, idx as usize, metric)
     }
 
@@ -474,7 +503,7 @@ impl View {
         };
         Ok(match &**data {
             Decoded::Wdl(_, s) => s[side][idx].as_value(),
-            Decoded::Values(s) => s[side][idx],
+            Decoded::Values(s, _) => s[side][idx],
         })
     }
 }
