@@ -26,7 +26,7 @@
 //!
 //! Codecs ([`StoreOptions`]): `.wdl` and `.dtz` files use the pairs codec (format version 5),
 //! which a probe decodes in a fraction of a microsecond; `.dtw` files, probed only for analysis
-//! and the largest by far, use zstd blocks (format version 4), about 20 % smaller on their long
+//! and the largest, use zstd blocks (format version 4), about 20 % smaller on their long
 //! and varied distances.
 //!
 //! `.dtz` files leave out the short values too: `W(0)` (stalemated), `W(1)` (a pawn move wins at

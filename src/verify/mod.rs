@@ -20,6 +20,12 @@
 //! The stored WDL, DTZ and DTW must equal the derived ones, and a DTW must be a win exactly when
 //! the WDL is `+2` or `+1` (a loss when `−2`/`−1`, a draw when `0`).
 //!
+//! `.dtz` and `.dtw` files store one side to move: the other side's values are first derived by
+//! one ply of search from the stored side, as a prober reads them, so their own DTZ/DTW check
+//! holds by construction, while their WDL and DTW-class checks do not, and the stored side is
+//! checked against them (two plies down to itself). The `.dtw` files of the tables a position
+//! reaches are read the same way, by one ply of search where they leave a side out.
+//!
 //! Why this is a proof, given correct smaller tables: a stored `W(n)` needs a move to a stored
 //! `L(n−1)` (or a zeroing move), and a stored `L(n)` needs every move to lead to a stored win of
 //! at most `n−1`; by induction on `n` every decisive value is real and its distance is exact.
