@@ -17,7 +17,8 @@ use crate::format::ReadOptions;
 use crate::rules::{Move, Position};
 use crate::store::{StoreError, StoredTable, file_name, value_of_distance};
 use crate::table::{
-    Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search, resolve, short_dtz,
+    Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search, dtw_by_search_among,
+    resolve, short_dtz,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -281,19 +282,12 @@ impl Tablebase {
                 return dtw_by_search(pos, &mut |p: &Position| self.lookup(p, Metric::Dtw));
             }
             // From a win only the moves into the opponent's losses can be best: their WDL
-            // (a fast read) first, so that only those read `.dtw` blocks. This is
-            // `dtw_by_search` with that filter; a filter argument there would share the loop.
-            let mut best: Option<Value> = None;
-            for mv in pos.legal_moves().iter() {
-                let child = pos.after(mv);
-                if !self.resolve_with(&child, Metric::Wdl)?.is_loss() {
-                    continue;
-                }
-                let v = self.resolve_with(&child, Metric::Dtw)?.after_move();
-                best = Some(best.map_or(v, |b| b.max(v)));
-            }
-            // No legal move: stalemated, which wins.
-            return Ok(best.unwrap_or(Value::win(0)));
+            // (a fast read) first, so that only those read `.dtw` blocks.
+            return dtw_by_search_among(
+                pos,
+                &mut |p: &Position| Ok(self.resolve_with(p, Metric::Wdl)?.is_loss()),
+                &mut |p: &Position| self.lookup(p, Metric::Dtw),
+            );
         }
         // For DTZ (SPEC.md §2) every move here is quiet, and leads to the stored side or is a
         // pawn move.

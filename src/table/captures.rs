@@ -49,9 +49,25 @@ pub fn dtw_by_search<E>(
     pos: &Position,
     lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
 ) -> Result<Value, E> {
+    dtw_by_search_among(pos, &mut |_: &Position| Ok(true), lookup)
+}
+
+/// [`dtw_by_search`] over the moves whose child `keep` accepts, so that a caller who knows
+/// which moves cannot be best spares their lookups: from a won position, for instance, only
+/// the moves into the opponent's losses (a WDL read, cheaper than a DTW one). `keep` must
+/// accept the best move; with no legal move the side to move has won, `W(0)`.
+pub fn dtw_by_search_among<E>(
+    pos: &Position,
+    keep: &mut impl FnMut(&Position) -> Result<bool, E>,
+    lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
     let mut best: Option<Value> = None;
     for m in pos.legal_moves().iter() {
-        let v = resolve(&pos.after(m), Metric::Dtw, lookup)?.after_move();
+        let child = pos.after(m);
+        if !keep(&child)? {
+            continue;
+        }
+        let v = resolve(&child, Metric::Dtw, lookup)?.after_move();
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.unwrap_or(Value::win(0)))
