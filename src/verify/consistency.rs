@@ -134,7 +134,7 @@ fn build_view(
         let dtw = dtw.map(|_| set.decoded(r, Metric::Dtw));
         tables.push(ViewTable::new(r, wdl, None, dtw));
     }
-    let mut view = View::new(tables);
+    let mut view = View::new(tables).with_far(set.far());
     // The stored side's left-out short values first: the other side is derived from it.
     for side in 0..2 {
         if dtz.stores_side(side) && dtz.short_by_search() {

@@ -9,12 +9,13 @@
 
 use super::VerifyError;
 use crate::format::ReadOptions;
+use crate::probe::{ProbeError, Tablebase};
 use crate::rules::{Board, Color, Piece, Position, Role};
 use crate::store::{StoredTable, file_name};
 use crate::table::{Index, Material, Metric, Value, Wdl, dtw_by_search};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Every table (canonical) with a `.wdl`, `.dtz` or `.dtw` file in one of `dirs`, ordered by
 /// piece count, pawn count and name (so a table comes after the tables it depends on).
@@ -103,6 +104,8 @@ pub(super) struct TableSet {
     dirs: Vec<PathBuf>,
     cache: Mutex<Cache>,
     cache_bytes: usize,
+    /// A reader of the same directories for the tables no view decodes ([`View::lookup`]).
+    far: OnceLock<Option<Arc<Tablebase>>>,
 }
 
 /// Options for opening files: no block cache (sections are decoded whole).
@@ -118,7 +121,17 @@ impl TableSet {
             dirs: dirs.to_vec(),
             cache: Mutex::new(Cache::default()),
             cache_bytes,
+            far: OnceLock::new(),
         })
+    }
+
+    /// A prober of the same directories, opened once, that reads blocks as they are needed: for
+    /// the tables a check reaches only through the one-ply search of a `.dtw` file's left-out
+    /// side ([`View::lookup`]), too many to decode whole. `None` if it cannot be opened.
+    pub fn far(&self) -> Option<Arc<Tablebase>> {
+        self.far
+            .get_or_init(|| Tablebase::open(&self.dirs).ok().map(Arc::new))
+            .clone()
     }
 
     /// The file of `material` and `metric` in the first directory that has it.
@@ -368,6 +381,8 @@ pub(super) struct View {
     /// `(key, table number, colours swapped)`; key 0 marks an empty slot.
     map: Vec<(u64, u32, bool)>,
     shift: u32,
+    /// Where the DTW of a table outside the view is read ([`View::lookup`]).
+    far: Option<Arc<Tablebase>>,
 }
 
 impl View {
@@ -380,6 +395,7 @@ impl View {
             map: vec![(0, 0, false); 1 << bits],
             shift: 64 - bits,
             tables,
+            far: None,
         };
         for (i, t) in view.tables.iter().enumerate() {
             // The canonical orientation first: a symmetric material then reads its board as is.
@@ -397,6 +413,12 @@ impl View {
             }
         }
         view
+    }
+
+    /// Read the DTW of tables outside the view from `far` ([`View::lookup`]).
+    pub fn with_far(mut self, far: Option<Arc<Tablebase>>) -> View {
+        self.far = far;
+        self
     }
 
     #[inline]
@@ -431,14 +453,30 @@ impl View {
         let own = self.tables[0].material;
         let Some((t, swapped)) = self.find(pos.board()) else {
             let m = Material::of_position(pos).canonical();
-            return Err(VerifyError::Dependency {
+            let dependency = |error| VerifyError::Dependency {
                 material: own,
                 needed: m,
-                error: Box::new(VerifyError::MissingTable {
-                    material: m,
-                    metric: Metric::Wdl,
-                }),
-            });
+                error: Box::new(error),
+            };
+            // The one-ply search of a `.dtw` file's left-out side can go on through promotions
+            // of promotions, into tables of the checked table's size that `read_by` leaves out
+            // (PPvPP reaches over a hundred): their DTW is read block by block.
+            if let (Metric::Dtw, Some(far)) = (metric, &self.far) {
+                return far.lookup(pos, Metric::Dtw).map_err(|e| {
+                    dependency(match e {
+                        ProbeError::Store(e) => VerifyError::Store(Arc::new(e)),
+                        ProbeError::BadDirectory(d, e) => VerifyError::BadDirectory(d, Arc::new(e)),
+                        _ => VerifyError::MissingTable {
+                            material: m,
+                            metric,
+                        },
+                    })
+                });
+            }
+            return Err(dependency(VerifyError::MissingTable {
+                material: m,
+                metric: Metric::Wdl,
+            }));
         };
         let (side, idx) = if swapped {
             (
