@@ -10,16 +10,17 @@
 //! For WDL and DTZ tables only the WDL class of a smaller table's position matters (a zeroing
 //! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at one byte
 //! per slot and side; a DTW table reads `.dtw` files ([`Metric::zeroing_file`]), kept as 2-byte
-//! value codes.
+//! value codes. The side to move a `.dtw` file leaves out is found by one ply of search, slot by
+//! slot as lookups reach it, and kept.
 
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
 use crate::store::StoredTable;
 use crate::table::{Index, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search};
-use rayon::prelude::*;
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// One decoded table.
@@ -32,16 +33,39 @@ struct Decoded {
 enum Sides {
     /// A `.wdl` file's classes (one byte a slot).
     Wdl([Vec<Wdl>; 2]),
-    /// Value codes from a `.dtw` file and its `.wdl` file.
-    Codes([Vec<u16>; 2]),
+    /// DTW per side, from a `.dtw` file and its `.wdl` file.
+    Dtw([DtwSide; 2]),
 }
 
+/// The DTW of one side to move of a decoded table.
+enum DtwSide {
+    /// Value codes of a side the `.dtw` file stores.
+    Stored(Vec<u16>),
+    /// A side the `.dtw` file leaves out: the value codes known so far, draws from the `.wdl`
+    /// file and the rest once found by one ply of search ([`NOT_YET`] until then,
+    /// [`DecodedTables::search_dtw`]). A build looks up few of these slots (the positions its
+    /// captures and promotions reach), so searching them on demand costs far less than
+    /// searching the whole side up front.
+    Searched(Vec<AtomicU16>),
+}
+
+/// The code of a [`DtwSide::Searched`] slot not searched yet: no value has it.
+const NOT_YET: u16 = u16::MAX;
+
 impl Decoded {
+    /// The value of slot `idx` of `side`, or `None` for a slot of a left-out DTW side that has
+    /// not been searched yet.
     #[inline]
-    fn value(&self, side: usize, idx: usize) -> Value {
+    fn value(&self, side: usize, idx: usize) -> Option<Value> {
         match &self.sides {
-            Sides::Wdl(s) => s[side][idx].as_value(),
-            Sides::Codes(s) => Value(s[side][idx]),
+            Sides::Wdl(s) => Some(s[side][idx].as_value()),
+            Sides::Dtw(s) => match &s[side] {
+                DtwSide::Stored(codes) => Some(Value(codes[idx])),
+                DtwSide::Searched(found) => match found[idx].load(Ordering::Relaxed) {
+                    NOT_YET => None,
+                    code => Some(Value(code)),
+                },
+            },
         }
     }
 }
@@ -119,19 +143,26 @@ impl<'a> DecodedTables<'a> {
                     let values = t.decode_values(s, |i| w[i])?;
                     Ok(Some(values.into_iter().map(Value::code).collect()))
                 };
-                let sides = match [codes(0)?, codes(1)?] {
-                    [Some(white), Some(black)] => [white, black],
-                    [Some(white), None] => {
-                        let black = self.dtw_side(&wdl.index, 1, &wdls[1], &white)?;
-                        [white, black]
-                    }
-                    [None, Some(black)] => {
-                        let white = self.dtw_side(&wdl.index, 0, &wdls[0], &black)?;
-                        [white, black]
-                    }
-                    [None, None] => unreachable!("a file stores at least one side"),
+                let [white, black] = [codes(0)?, codes(1)?];
+                if white.is_none() && black.is_none() {
+                    unreachable!("a file stores at least one side");
+                }
+                let side = |stored: Option<Vec<u16>>, wdl: &[Wdl]| match stored {
+                    Some(codes) => DtwSide::Stored(codes),
+                    // Draws are known from the `.wdl` file; the rest is searched when needed.
+                    None => DtwSide::Searched(
+                        wdl.iter()
+                            .map(|&w| {
+                                AtomicU16::new(if w == Wdl::Draw {
+                                    Value::DRAW.code()
+                                } else {
+                                    NOT_YET
+                                })
+                            })
+                            .collect(),
+                    ),
                 };
-                Sides::Codes(sides)
+                Sides::Dtw([side(white, &wdls[0]), side(black, &wdls[1])])
             };
             Some(Arc::new(Decoded {
                 index: wdl.index.clone(),
@@ -149,43 +180,31 @@ impl<'a> DecodedTables<'a> {
 }
 
 impl DecodedTables<'_> {
-    /// The DTW value codes of the side to move `side` that a `.dtw` file leaves out, by one ply
-    /// of search over the side it stores (`stored`, value codes): every quiet decisive slot
-    /// (WDL `wdl`) by [`dtw_by_search`], its other tables read through `self`; draws and
-    /// capture positions (never looked up) as draws.
-    fn dtw_side(
+    /// The DTW of `pos`, slot `idx` of the side to move `side` that `d`'s `.dtw` file leaves
+    /// out, by [`dtw_by_search`]: every move hands the turn to the side the file stores (read
+    /// from `d`) or leaves the table (read through `self`). The value is kept for the next
+    /// lookup of the slot; it does not depend on which thread finds it first.
+    fn search_dtw(
         &self,
-        index: &Index,
+        d: &Decoded,
         side: usize,
-        wdl: &[Wdl],
-        stored: &[u16],
-    ) -> Result<Vec<u16>, ProbeError> {
-        const CHUNK: usize = 1 << 12;
-        let mut out = vec![Value::DRAW.code(); wdl.len()];
-        out.par_chunks_mut(CHUNK).enumerate().try_for_each(
-            |(c, chunk)| -> Result<(), ProbeError> {
-                let mut lookup = |p: &Position| match index.encode(p) {
-                    // The same table: the stored side to move, as every quiet move from `side`
-                    // hands the move over.
-                    Some((s, i)) if s != side => Ok(Value(stored[i as usize])),
-                    _ => self.stored_value(p, Metric::Dtw),
-                };
-                for (j, o) in chunk.iter_mut().enumerate() {
-                    let idx = c * CHUNK + j;
-                    if wdl[idx] == Wdl::Draw {
-                        continue;
-                    }
-                    let Some(pos) = index.decode(side, idx as u64) else {
-                        continue;
-                    };
-                    if !pos.has_capture() {
-                        *o = dtw_by_search(&pos, &mut lookup)?.code();
-                    }
-                }
-                Ok(())
-            },
-        )?;
-        Ok(out)
+        idx: usize,
+        pos: &Position,
+    ) -> Result<Value, ProbeError> {
+        let Sides::Dtw(sides) = &d.sides else {
+            unreachable!("only a left-out DTW side is searched")
+        };
+        let (DtwSide::Stored(stored), DtwSide::Searched(found)) = (&sides[1 - side], &sides[side])
+        else {
+            unreachable!("a .dtw file stores exactly the side it does not leave out")
+        };
+        let mut lookup = |p: &Position| match d.index.encode(p) {
+            Some((s, i)) if s != side => Ok(Value(stored[i as usize])),
+            _ => self.stored_value(p, Metric::Dtw),
+        };
+        let v = dtw_by_search(pos, &mut lookup)?;
+        found[idx].store(v.code(), Ordering::Relaxed);
+        Ok(v)
     }
 }
 
@@ -206,7 +225,10 @@ impl TableSource for DecodedTables<'_> {
         match d {
             Some(d) => {
                 let (side, idx) = d.index.encode(pos).expect("material matches its table");
-                Ok(d.value(side, idx as usize))
+                match d.value(side, idx as usize) {
+                    Some(v) => Ok(v),
+                    None => self.search_dtw(d, side, idx as usize, pos),
+                }
             }
             None => self.tb.stored_value(pos, metric),
         }
