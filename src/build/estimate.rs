@@ -31,7 +31,8 @@ use std::collections::HashMap;
 ///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW (tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through block caches instead:
 ///   [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
-///   larger of the metrics' counts;
+///   larger of the metrics' counts; a DTW build also decodes tables as large as this one that
+///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most);
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
@@ -112,6 +113,10 @@ pub fn estimate_with(
         + 2 * ENCODER_TABLE_BYTES
         + file(Metric::Dtz).max(largest);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
+    let far: u64 = far_tables(m)
+        .iter()
+        .filter_map(|&d| DecodedTables::decoded_bytes(size(d), Metric::Dtw))
+        .sum();
     let sources = source_tables(m);
     let mut cache_for = |metric: Metric| -> u64 {
         sources
@@ -127,7 +132,9 @@ pub fn estimate_with(
     };
     let mut cache = cache_for(Metric::Dtz);
     if dtw {
-        cache = cache.max(cache_for(Metric::Dtw));
+        // A DTW build also decodes, up to a budget, the tables as large as this one that the
+        // one-ply search of a left-out `.dtw` side reaches by promotions of promotions.
+        cache = cache.max(cache_for(Metric::Dtw) + far.min(DecodedTables::FAR_BYTES));
     }
     let metrics = if dtw { 2 } else { 1 };
     let work = 2 * n * metrics;
@@ -156,13 +163,27 @@ pub fn cpu_seconds(m: Material, work: u64) -> f64 {
 
 /// The tables the solver of `m` reads: those one capture or promotion away and (through
 /// capture chains) smaller ones. Tables as large as `m` that only promotions of promotions
-/// reach are never read, and are not decoded (PPvPP's closure holds over a hundred 4-piece
-/// tables; decoding them all cost 4.2 GB instead of 0.26 GB).
+/// reach are not read by the solver, and not preloaded (PPvPP's closure holds over a hundred
+/// 4-piece tables; decoding them all cost 4.2 GB instead of 0.26 GB): see [`far_tables`].
 pub(super) fn source_tables(m: Material) -> Vec<Material> {
     let direct = m.dependencies();
     Material::closure(&[m])
         .into_iter()
         .filter(|&d| d != m && (d.count() < m.count() || direct.contains(&d)))
+        .collect()
+}
+
+/// The tables as large as `m` that only promotions of promotions reach: not read by the
+/// solver, but by the one-ply search of a left-out `.dtw` side of the tables it reads (a
+/// promotion from there): none unless `m` has two pawns or more.
+fn far_tables(m: Material) -> Vec<Material> {
+    if m.pawns() < 2 {
+        return Vec::new();
+    }
+    let direct = m.dependencies();
+    Material::closure(&[m])
+        .into_iter()
+        .filter(|&d| d != m && d.count() == m.count() && !direct.contains(&d))
         .collect()
 }
 

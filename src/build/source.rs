@@ -3,9 +3,10 @@
 //!
 //! The generator looks up millions of positions in the tables it depends on, with no locality
 //! a block cache could exploit well. Tables whose values take at most
-//! [`DecodedTables::MAX_BYTES`] are therefore decoded once, whole, the first time they are
-//! needed; larger ones are read through their files' block caches, where every lookup walks
-//! its block's codes.
+//! [`DecodedTables::MAX_BYTES`] are therefore decoded once, whole, before the build
+//! ([`DecodedTables::preload`]: the tables its captures and promotions reach); larger ones, and
+//! the few a build reaches otherwise, are read through their files' block caches, where every
+//! lookup walks its block's codes.
 //!
 //! For WDL and DTZ tables only the WDL class of a smaller table's position matters (a zeroing
 //! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at one byte
@@ -17,10 +18,11 @@ use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
 use crate::store::StoredTable;
-use crate::table::{Index, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search};
+use crate::table::{
+    Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_by_search,
+};
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, RwLock};
 
 /// One decoded table.
@@ -41,16 +43,12 @@ enum Sides {
 enum DtwSide {
     /// Value codes of a side the `.dtw` file stores.
     Stored(Vec<u16>),
-    /// A side the `.dtw` file leaves out: the value codes known so far, draws from the `.wdl`
-    /// file and the rest once found by one ply of search ([`NOT_YET`] until then,
-    /// [`DecodedTables::search_dtw`]). A build looks up few of these slots (the positions its
-    /// captures and promotions reach), so searching them on demand costs far less than
-    /// searching the whole side up front.
-    Searched(Vec<AtomicU16>),
+    /// A side the `.dtw` file leaves out: draws from the `.wdl` file, the rest once found by
+    /// one ply of search ([`DecodedTables::search_dtw`]). A build looks up few of these slots
+    /// (the positions its captures and promotions reach), so searching them on demand costs far
+    /// less than searching the whole side up front.
+    Searched(SearchedSide),
 }
-
-/// The code of a [`DtwSide::Searched`] slot not searched yet: no value has it.
-const NOT_YET: u16 = u16::MAX;
 
 impl Decoded {
     /// The value of slot `idx` of `side`, or `None` for a slot of a left-out DTW side that has
@@ -61,10 +59,7 @@ impl Decoded {
             Sides::Wdl(s) => Some(s[side][idx].as_value()),
             Sides::Dtw(s) => match &s[side] {
                 DtwSide::Stored(codes) => Some(Value(codes[idx])),
-                DtwSide::Searched(found) => match found[idx].load(Ordering::Relaxed) {
-                    NOT_YET => None,
-                    code => Some(Value(code)),
-                },
+                DtwSide::Searched(found) => found.get(idx),
             },
         }
     }
@@ -77,8 +72,9 @@ pub struct DecodedTables<'a> {
     tb: &'a Tablebase,
     /// Tables decoded up front ([`DecodedTables::preload`]): read without a lock.
     fixed: Cache,
-    /// Tables decoded on first use.
-    cache: RwLock<Cache>,
+    /// Tables not preloaded, decoded on first use while their bytes fit
+    /// [`DecodedTables::FAR_BYTES`] (`None`: read through the files), and those bytes.
+    far: RwLock<(Cache, u64)>,
 }
 
 impl<'a> DecodedTables<'a> {
@@ -88,6 +84,14 @@ impl<'a> DecodedTables<'a> {
     /// of DTW codes); five-piece tables (about 10^8 slots) are read from their memory-mapped
     /// files, as a six-piece table reaches up to 30 of them.
     pub const MAX_BYTES: u64 = 24 << 20;
+
+    /// Bytes of the tables a build decodes beyond those preloaded. A build reaches a table it
+    /// did not preload only through a preloaded table's left-out DTW side, by a promotion of a
+    /// promotion into a table as large as the one built (so only tables with two pawns or
+    /// more). A few such tables are read often (NPvNP: decoding them took 0.78x the CPU time
+    /// of reading them through their files); others are many (PPvPP reaches over a hundred:
+    /// decoding them all took 2.2 GB). Those that do not fit are read through their files.
+    pub const FAR_BYTES: u64 = 128 << 20;
 
     /// Bytes of `slots` slots per side decoded for a generation in `metric`, or `None` when
     /// that is above [`DecodedTables::MAX_BYTES`] and the table is read from its file.
@@ -105,7 +109,7 @@ impl<'a> DecodedTables<'a> {
         DecodedTables {
             tb,
             fixed: Cache::default(),
-            cache: RwLock::new(Cache::default()),
+            far: RwLock::default(),
         }
     }
 
@@ -124,9 +128,6 @@ impl<'a> DecodedTables<'a> {
     /// The table of `m` and metric `file` decoded, or `None` when it is too large for that.
     fn decoded(&self, m: Material, file: Metric) -> Result<Option<Arc<Decoded>>, ProbeError> {
         let key = (m.canonical(), file);
-        if let Some(d) = self.cache.read().expect("cache lock").get(&key) {
-            return Ok(d.clone());
-        }
         let wdl: Arc<StoredTable> = self.tb.table(key.0, Metric::Wdl)?;
         let d = if Self::decoded_bytes(wdl.index.size(), file).is_some() {
             let wdls = [wdl.decode_wdl(0)?, wdl.decode_wdl(1)?];
@@ -150,17 +151,7 @@ impl<'a> DecodedTables<'a> {
                 let side = |stored: Option<Vec<u16>>, wdl: &[Wdl]| match stored {
                     Some(codes) => DtwSide::Stored(codes),
                     // Draws are known from the `.wdl` file; the rest is searched when needed.
-                    None => DtwSide::Searched(
-                        wdl.iter()
-                            .map(|&w| {
-                                AtomicU16::new(if w == Wdl::Draw {
-                                    Value::DRAW.code()
-                                } else {
-                                    NOT_YET
-                                })
-                            })
-                            .collect(),
-                    ),
+                    None => DtwSide::Searched(SearchedSide::new(wdl)),
                 };
                 Sides::Dtw([side(white, &wdls[0]), side(black, &wdls[1])])
             };
@@ -171,10 +162,6 @@ impl<'a> DecodedTables<'a> {
         } else {
             None
         };
-        self.cache
-            .write()
-            .expect("cache lock")
-            .insert(key, d.clone());
         Ok(d)
     }
 }
@@ -203,8 +190,48 @@ impl DecodedTables<'_> {
             _ => self.stored_value(p, Metric::Dtw),
         };
         let v = dtw_by_search(pos, &mut lookup)?;
-        found[idx].store(v.code(), Ordering::Relaxed);
+        found.set(idx, v);
         Ok(v)
+    }
+}
+
+impl DecodedTables<'_> {
+    /// The value of `pos` in its decoded table `d`.
+    #[inline]
+    fn value_in(&self, d: &Decoded, pos: &Position) -> Result<Value, ProbeError> {
+        let (side, idx) = d.index.encode(pos).expect("material matches its table");
+        match d.value(side, idx as usize) {
+            Some(v) => Ok(v),
+            None => self.search_dtw(d, side, idx as usize, pos),
+        }
+    }
+
+    /// The table of `m` and metric `file` (one not preloaded) decoded, or `None` when it is too
+    /// large or no longer fits [`DecodedTables::FAR_BYTES`].
+    fn far_decoded(&self, m: Material, file: Metric) -> Result<Option<Arc<Decoded>>, ProbeError> {
+        let key = (m.canonical(), file);
+        if let Some(d) = self.far.read().expect("far lock").0.get(&key) {
+            return Ok(d.clone());
+        }
+        let size = self.tb.table(key.0, Metric::Wdl)?.index.size();
+        let bytes = Self::decoded_bytes(size, file).unwrap_or(u64::MAX);
+        let fits = {
+            let far = self.far.read().expect("far lock");
+            far.1.saturating_add(bytes) <= Self::FAR_BYTES
+        };
+        let d = if fits { self.decoded(m, file)? } else { None };
+        let mut far = self.far.write().expect("far lock");
+        let (cache, used) = &mut *far;
+        if let Some(d) = cache.get(&key) {
+            // Another thread decoded it meanwhile.
+            return Ok(d.clone());
+        }
+        let d = d.filter(|_| *used + bytes <= Self::FAR_BYTES);
+        if d.is_some() {
+            *used += bytes;
+        }
+        cache.insert(key, d.clone());
+        Ok(d)
     }
 }
 
@@ -214,23 +241,14 @@ impl TableSource for DecodedTables<'_> {
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
         let file = metric.zeroing_file();
         let m = Material::of_position(pos);
-        let owned;
-        let d: Option<&Decoded> = match self.fixed.get(&(m.canonical(), file)) {
-            Some(d) => d.as_deref(),
-            None => {
-                owned = self.decoded(m, file)?;
-                owned.as_deref()
-            }
-        };
-        match d {
-            Some(d) => {
-                let (side, idx) = d.index.encode(pos).expect("material matches its table");
-                match d.value(side, idx as usize) {
-                    Some(v) => Ok(v),
-                    None => self.search_dtw(d, side, idx as usize, pos),
-                }
-            }
-            None => self.tb.stored_value(pos, metric),
+        match self.fixed.get(&(m.canonical(), file)) {
+            Some(Some(d)) => self.value_in(d, pos),
+            // Too large to decode: read through its files' block caches.
+            Some(None) => self.tb.stored_value(pos, metric),
+            None => match self.far_decoded(m, file)? {
+                Some(d) => self.value_in(&d, pos),
+                None => self.tb.stored_value(pos, metric),
+            },
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod index;
 pub mod material;
 mod memory;
 mod metric;
+mod searched;
 pub mod value;
 mod wdl;
 
@@ -19,5 +20,6 @@ pub use index::{Index, LeadCache, Placement, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::{FRAME, NOT_STORED, Table, TableValues};
 pub use metric::{Metric, UnknownMetric};
+pub use searched::SearchedSide;
 pub use value::{MAX_DISTANCE, Value};
 pub use wdl::{Dtw, Dtz, Wdl};

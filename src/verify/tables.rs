@@ -12,7 +12,7 @@ use crate::format::ReadOptions;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::{Board, Color, Piece, Position, Role};
 use crate::store::{StoredTable, file_name};
-use crate::table::{Index, Material, Metric, Value, Wdl, dtw_by_search};
+use crate::table::{Index, Material, Metric, SearchedSide, Value, Wdl, dtw_by_search};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
@@ -47,24 +47,44 @@ pub fn tables_in(dirs: &[PathBuf]) -> Result<Vec<Material>, VerifyError> {
 pub(super) enum Decoded {
     /// The classes, and the file's index (which its table's other files must share).
     Wdl(Box<Index>, [Vec<Wdl>; 2]),
-    /// Values per side, and whether the file stores that side (a side it leaves out reads as
-    /// draws until filled: [`ViewTable::fill_side`]).
-    Values([Vec<Value>; 2], [bool; 2]),
+    /// Values per side to move.
+    Values([Side; 2]),
+}
+
+/// The values of one side to move of a `.dtz` or `.dtw` file.
+pub(super) enum Side {
+    /// Values the file stores. A side a `.dtz` file leaves out reads as draws until filled in
+    /// ([`ViewTable::fill_side`]), as the checked table's sides are before the check.
+    Values(Vec<Value>),
+    /// A side a `.dtw` file leaves out: each slot found by one ply of search the first time a
+    /// lookup reaches it, and kept ([`View::lookup`]); shared by every view that reads the
+    /// table, on every thread.
+    Searched(SearchedSide),
+}
+
+impl Side {
+    fn len(&self) -> usize {
+        match self {
+            Side::Values(v) => v.len(),
+            Side::Searched(s) => s.len(),
+        }
+    }
 }
 
 impl Decoded {
     fn bytes(&self) -> usize {
         match self {
             Decoded::Wdl(_, s) => s[0].len() + s[1].len(),
-            Decoded::Values(s, _) => 2 * (s[0].len() + s[1].len()),
+            Decoded::Values(s) => 2 * (s[0].len() + s[1].len()),
         }
     }
 }
 
 /// Decode an open file. `.dtz`/`.dtw` files need the same table's decoded `.wdl` file (their
 /// values take sign and class from it). A side to move that the file does not store is left as
-/// draws, for [`ViewTable::fill_side`] (the table being checked) or [`View::lookup`] (the
-/// `.dtw` files of the tables it reaches).
+/// draws for a `.dtz` file ([`ViewTable::fill_side`] fills the checked table's) and as a
+/// [`SearchedSide`] for a `.dtw` file (searched as [`View::lookup`] reaches its slots, until
+/// [`ViewTable::fill_side`] fills the checked table's).
 pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decoded, VerifyError> {
     Ok(match (table.metric, wdl) {
         (Metric::Wdl, _) => Decoded::Wdl(
@@ -73,15 +93,16 @@ pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decod
         ),
         (_, Some(Decoded::Wdl(index, w))) => {
             table.check_index_of(index)?;
-            let mut out = [Vec::new(), Vec::new()];
-            for (s, o) in out.iter_mut().enumerate() {
-                *o = if table.stores_side(s) {
-                    table.decode_values(s, |i| w[s][i])?
+            let side = |s: usize| -> Result<Side, VerifyError> {
+                Ok(if table.stores_side(s) {
+                    Side::Values(table.decode_values(s, |i| w[s][i])?)
+                } else if table.metric == Metric::Dtw {
+                    Side::Searched(SearchedSide::new(&w[s]))
                 } else {
-                    vec![Value::DRAW; table.index.size() as usize]
-                };
-            }
-            Decoded::Values(out, [0, 1].map(|s| table.stores_side(s)))
+                    Side::Values(vec![Value::DRAW; table.index.size() as usize])
+                })
+            };
+            Decoded::Values([side(0)?, side(1)?])
         }
         _ => unreachable!("values are decoded with the table's WDL"),
     })
@@ -327,10 +348,7 @@ impl ViewTable {
         };
         let data = data.expect("the checked table has values of this metric");
         match Arc::get_mut(data).expect("the checked table's values are not shared") {
-            Decoded::Values(s, stored) => {
-                s[side] = values;
-                stored[side] = true;
-            }
+            Decoded::Values(s) => s[side] = Side::Values(values),
             Decoded::Wdl(..) => unreachable!("DTZ and DTW values are values"),
         }
     }
@@ -338,11 +356,6 @@ impl ViewTable {
     /// The checked table's decoded `.dtw` file, if it has a readable one.
     pub fn dtw(&self) -> Option<&Arc<Decoded>> {
         self.dtw.as_ref().and_then(|d| d.as_ref().ok())
-    }
-
-    /// Does the `.dtw` file leave out `side` (its values then come from one ply of search)?
-    fn dtw_left_out(&self, side: usize) -> bool {
-        matches!(self.dtw(), Some(d) if matches!(&**d, Decoded::Values(_, stored) if !stored[side]))
     }
 
     /// Does this table have a `.dtw` file (readable or not)?
@@ -486,30 +499,39 @@ impl View {
         } else {
             (pos.turn().index(), t.index.encode_board(pos.board()))
         };
-        if metric == Metric::Dtw
-            && t.dtw_left_out(side)
-            && !self.read(t, side, idx as usize, Metric::Wdl)?.is_draw()
-        {
-            // A side to move the `.dtw` file leaves out: one ply of search, as a prober does.
-            return dtw_by_search(pos, &mut |p: &Position| self.lookup(p, Metric::Dtw));
+        match self.read(t, side, idx as usize, metric)? {
+            Read::Value(v) => Ok(v),
+            // A side to move the `.dtw` file leaves out, a slot not searched yet: one ply of
+            // search, as a prober does, kept for the next lookup.
+            Read::NotYet(found) => {
+                let v = dtw_by_search(pos, &mut |p: &Position| self.lookup(p, Metric::Dtw))?;
+                found.set(idx as usize, v);
+                Ok(v)
+            }
         }
-        self.read(t, side, idx as usize, metric)
     }
 
     /// The stored value of slot `idx` of section `side` of the table being checked.
     #[inline]
     pub fn stored(&self, side: usize, idx: u64, metric: Metric) -> Result<Value, VerifyError> {
-        self.read(&self.tables[0], side, idx as usize, metric)
+        let own = &self.tables[0];
+        match self.read(own, side, idx as usize, metric)? {
+            Read::Value(v) => Ok(v),
+            Read::NotYet(_) => match own.index.decode(side, idx) {
+                Some(pos) => self.lookup(&pos, metric),
+                None => Ok(Value::DRAW),
+            },
+        }
     }
 
     #[inline]
-    fn read(
+    fn read<'t>(
         &self,
-        t: &ViewTable,
+        t: &'t ViewTable,
         side: usize,
         idx: usize,
         metric: Metric,
-    ) -> Result<Value, VerifyError> {
+    ) -> Result<Read<'t>, VerifyError> {
         let own = self.tables[0].material;
         let dep_err = |e: &VerifyError| {
             if t.material == own {
@@ -540,10 +562,23 @@ impl View {
             },
         };
         Ok(match &**data {
-            Decoded::Wdl(_, s) => s[side][idx].as_value(),
-            Decoded::Values(s, _) => s[side][idx],
+            Decoded::Wdl(_, s) => Read::Value(s[side][idx].as_value()),
+            Decoded::Values(s) => match &s[side] {
+                Side::Values(v) => Read::Value(v[idx]),
+                Side::Searched(found) => match found.get(idx) {
+                    Some(v) => Read::Value(v),
+                    None => Read::NotYet(found),
+                },
+            },
         })
     }
+}
+
+/// A slot read from a decoded file: its value, or the [`SearchedSide`] of a left-out `.dtw`
+/// side that has not searched it yet.
+enum Read<'t> {
+    Value(Value),
+    NotYet(&'t SearchedSide),
 }
 
 #[cfg(test)]

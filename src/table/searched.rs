@@ -1,0 +1,77 @@
+//! The DTW of a side to move that a `.dtw` file leaves out, found slot by slot.
+//!
+//! A `.dtw` file stores one side to move; the other is told by one ply of search
+//! ([`super::dtw_by_search`]). A reader that looks up only some of that side's slots (the
+//! generator reading a dependency, the verifier reading the tables a check reaches) searches
+//! each slot the first time it is looked up and keeps what it found here. A slot's value is a
+//! function of its position, so readers on several threads may share one [`SearchedSide`]:
+//! whichever stores a slot first, the stored value is the same.
+
+use super::{Value, Wdl};
+use std::sync::atomic::{AtomicU16, Ordering};
+
+/// The code of a slot not searched yet: no [`Value`] has it.
+const NOT_YET: u16 = u16::MAX;
+
+/// The DTW values known so far of one side to move of a table: draws from its `.wdl` file, the
+/// rest as searches find them.
+pub struct SearchedSide(Vec<AtomicU16>);
+
+impl SearchedSide {
+    /// A side with the classes `wdl` (one per slot): its draws are known, the rest not yet.
+    pub fn new(wdl: &[Wdl]) -> SearchedSide {
+        SearchedSide(
+            wdl.iter()
+                .map(|&w| {
+                    AtomicU16::new(if w == Wdl::Draw {
+                        Value::DRAW.code()
+                    } else {
+                        NOT_YET
+                    })
+                })
+                .collect(),
+        )
+    }
+
+    /// The value of slot `idx`, or `None` if it has not been found yet.
+    #[inline]
+    pub fn get(&self, idx: usize) -> Option<Value> {
+        match self.0[idx].load(Ordering::Relaxed) {
+            NOT_YET => None,
+            code => Some(Value(code)),
+        }
+    }
+
+    /// Keep the value found for slot `idx`.
+    #[inline]
+    pub fn set(&self, idx: usize, value: Value) {
+        self.0[idx].store(value.code(), Ordering::Relaxed);
+    }
+
+    /// Number of slots.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether the side has no slot.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn draws_are_known_and_the_rest_is_found_once() {
+        let s = SearchedSide::new(&[Wdl::Draw, Wdl::Win, Wdl::Loss]);
+        assert_eq!(s.get(0), Some(Value::DRAW));
+        assert_eq!(s.get(1), None);
+        assert_eq!(s.get(2), None);
+        s.set(1, Value::win(7));
+        assert_eq!(s.get(1), Some(Value::win(7)));
+        assert_eq!(s.get(2), None);
+        assert_eq!(s.len(), 3);
+    }
+}
