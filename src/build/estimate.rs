@@ -148,13 +148,19 @@ pub fn estimate_with(
 }
 
 /// Single-core nanoseconds per slot visit (2 sides × slots × metrics) by piece count: the user
-/// and system CPU time of `antitb generate` (2 threads, WDL+DTZ) over its slot visits, measured
-/// on a shared 2-core machine: the whole ≤4-piece set in one run (1 875 s for 2.86·10⁹
-/// visits: 656 ns), and per table with `--report` for 5 pieces (KKKKvB, KKKKvK, KKKKvN,
-/// KKKKvQ, KKKKvR, KKKKvP, NNNvNN: 693 to 997 ns, mean 794) and 6 pieces (KKKKKvB, KKKKKvK,
-/// KKKKKvN, KKKKKvQ, KKKKKvR, KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073). Tables with long
-/// wins take more levels, so single tables stray from these by up to half.
-pub const NS_PER_SLOT_VISIT: [f64; 8] = [656.0, 656.0, 656.0, 656.0, 656.0, 794.0, 1073.0, 1300.0];
+/// and system CPU time of `antitb generate` (2 threads) over its slot visits, measured on a
+/// shared 2-core machine. Up to 4 pieces: the README's main command (the whole ≤4-piece set,
+/// all three metrics, 2 142 files) in one run, 7 950 s for 5.72·10⁹ visits: 1 390 ns (small
+/// tables pay more per slot for reading their dependencies and writing their files; a DTW
+/// solve costs about what the WDL+DTZ solve before it does: 0.6x to 1.5x on ten 4-piece
+/// tables). 5 pieces: per table with `--report`, WDL+DTZ (KKKKvB, KKKKvK, KKKKvN, KKKKvQ,
+/// KKKKvR, KKKKvP, NNNvNN: 693 to 997 ns, mean 794; KRNvBN and KNPvKB at 2 threads take at
+/// most 0.99x and 1.13x of this); 6 pieces: KKKKKvB, KKKKKvK, KKKKKvN, KKKKKvQ, KKKKKvR,
+/// KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073. Tables with long wins take more levels, so
+/// single tables stray from these by up to half.
+pub const NS_PER_SLOT_VISIT: [f64; 8] = [
+    1390.0, 1390.0, 1390.0, 1390.0, 1390.0, 794.0, 1073.0, 1300.0,
+];
 
 /// Estimated single-core CPU seconds of `work` slot visits of `m`.
 pub fn cpu_seconds(m: Material, work: u64) -> f64 {
