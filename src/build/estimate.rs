@@ -113,11 +113,11 @@ pub fn estimate_with(
         + 2 * ENCODER_TABLE_BYTES
         + file(Metric::Dtz).max(largest);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
-    let far: u64 = far_tables(m)
+    let (sources, far_tables) = reached_tables(m);
+    let far: u64 = far_tables
         .iter()
         .filter_map(|&d| DecodedTables::decoded_bytes(size(d), Metric::Dtw))
         .sum();
-    let sources = source_tables(m);
     let mut cache_for = |metric: Metric| -> u64 {
         sources
             .iter()
@@ -170,27 +170,21 @@ pub fn cpu_seconds(m: Material, work: u64) -> f64 {
 /// The tables the solver of `m` reads: those one capture or promotion away and (through
 /// capture chains) smaller ones. Tables as large as `m` that only promotions of promotions
 /// reach are not read by the solver, and not preloaded (PPvPP's closure holds over a hundred
-/// 4-piece tables; decoding them all cost 4.2 GB instead of 0.26 GB): see [`far_tables`].
+/// 4-piece tables; decoding them all cost 4.2 GB instead of 0.26 GB): see [`reached_tables`].
 pub(super) fn source_tables(m: Material) -> Vec<Material> {
-    let direct = m.dependencies();
-    Material::closure(&[m])
-        .into_iter()
-        .filter(|&d| d != m && (d.count() < m.count() || direct.contains(&d)))
-        .collect()
+    reached_tables(m).0
 }
 
-/// The tables as large as `m` that only promotions of promotions reach: not read by the
-/// solver, but by the one-ply search of a left-out `.dtw` side of the tables it reads (a
-/// promotion from there): none unless `m` has two pawns or more.
-fn far_tables(m: Material) -> Vec<Material> {
-    if m.pawns() < 2 {
-        return Vec::new();
-    }
+/// [`source_tables`], and the tables as large as `m` that only promotions of promotions reach:
+/// not read by the solver, but by the one-ply search of a left-out `.dtw` side of the tables
+/// it reads (a promotion from there); none unless `m` has two pawns or more. One pass over
+/// `m`'s closure for both.
+fn reached_tables(m: Material) -> (Vec<Material>, Vec<Material>) {
     let direct = m.dependencies();
     Material::closure(&[m])
         .into_iter()
-        .filter(|&d| d != m && d.count() == m.count() && !direct.contains(&d))
-        .collect()
+        .filter(|&d| d != m)
+        .partition(|&d| d.count() < m.count() || direct.contains(&d))
 }
 
 /// `1536` → `"1.5 KiB"`.

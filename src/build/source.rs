@@ -226,7 +226,7 @@ impl DecodedTables<'_> {
             // Another thread decoded it meanwhile.
             return Ok(d.clone());
         }
-        let d = d.filter(|_| *used + bytes <= Self::FAR_BYTES);
+        let d = d.filter(|_| used.saturating_add(bytes) <= Self::FAR_BYTES);
         if d.is_some() {
             *used += bytes;
         }
