@@ -193,9 +193,7 @@ impl DecodedTables<'_> {
         found.set(idx, v);
         Ok(v)
     }
-}
 
-impl DecodedTables<'_> {
     /// The value of `pos` in its decoded table `d`.
     #[inline]
     fn value_in(&self, d: &Decoded, pos: &Position) -> Result<Value, ProbeError> {
@@ -210,15 +208,16 @@ impl DecodedTables<'_> {
     /// large or no longer fits [`DecodedTables::FAR_BYTES`].
     fn far_decoded(&self, m: Material, file: Metric) -> Result<Option<Arc<Decoded>>, ProbeError> {
         let key = (m.canonical(), file);
-        if let Some(d) = self.far.read().expect("far lock").0.get(&key) {
-            return Ok(d.clone());
-        }
+        let used = {
+            let far = self.far.read().expect("far lock");
+            if let Some(d) = far.0.get(&key) {
+                return Ok(d.clone());
+            }
+            far.1
+        };
         let size = self.tb.table(key.0, Metric::Wdl)?.index.size();
         let bytes = Self::decoded_bytes(size, file).unwrap_or(u64::MAX);
-        let fits = {
-            let far = self.far.read().expect("far lock");
-            far.1.saturating_add(bytes) <= Self::FAR_BYTES
-        };
+        let fits = used.saturating_add(bytes) <= Self::FAR_BYTES;
         let d = if fits { self.decoded(m, file)? } else { None };
         let mut far = self.far.write().expect("far lock");
         let (cache, used) = &mut *far;
