@@ -32,7 +32,9 @@ use std::collections::HashMap;
 ///   [`DecodedTables::MAX_BYTES`] are read through block caches instead:
 ///   [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
 ///   larger of the metrics' counts; a DTW build also decodes tables as large as this one that
-///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most);
+///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most), and keeps the
+///   slots it searches of the left-out `.dtw` sides of tables read through their files, at
+///   most one per slot of this table ([`DecodedTables::SEARCHED_BYTES`] at most);
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
@@ -118,6 +120,13 @@ pub fn estimate_with(
         .iter()
         .filter_map(|&d| DecodedTables::decoded_bytes(size(d), Metric::Dtw))
         .sum();
+    // Whether a DTW build reads some table through its files (too large to decode, or beyond
+    // the budget of those promotions of promotions reach).
+    let through_files = far > DecodedTables::FAR_BYTES
+        || sources
+            .iter()
+            .chain(&far_tables)
+            .any(|&d| DecodedTables::decoded_bytes(size(d), Metric::Dtw).is_none());
     let mut cache_for = |metric: Metric| -> u64 {
         sources
             .iter()
@@ -133,8 +142,14 @@ pub fn estimate_with(
     let mut cache = cache_for(Metric::Dtz);
     if dtw {
         // A DTW build also decodes, up to a budget, the tables as large as this one that the
-        // one-ply search of a left-out `.dtw` side reaches by promotions of promotions.
-        cache = cache.max(cache_for(Metric::Dtw) + far.min(DecodedTables::FAR_BYTES));
+        // one-ply search of a left-out `.dtw` side reaches by promotions of promotions; the
+        // tables it reads through their files keep the slots of such sides it searched.
+        let searched = if through_files {
+            (32 * n).min(DecodedTables::SEARCHED_BYTES)
+        } else {
+            0
+        };
+        cache = cache.max(cache_for(Metric::Dtw) + far.min(DecodedTables::FAR_BYTES) + searched);
     }
     let metrics = if dtw { 2 } else { 1 };
     let work = 2 * n * metrics;
@@ -147,24 +162,33 @@ pub fn estimate_with(
     }
 }
 
-/// Single-core nanoseconds per slot visit (2 sides × slots × metrics) by piece count: the user
-/// and system CPU time of `antitb generate` (2 threads) over its slot visits, measured on a
-/// shared 2-core machine. Up to 4 pieces: the README's main command (the whole ≤4-piece set,
-/// all three metrics, 2 142 files) in one run, 7 950 s for 5.72·10⁹ visits: 1 390 ns (small
-/// tables pay more per slot for reading their dependencies and writing their files; a DTW
-/// solve costs about what the WDL+DTZ solve before it does: 0.6x to 1.5x on ten 4-piece
-/// tables). 5 pieces: per table with `--report`, WDL+DTZ (KKKKvB, KKKKvK, KKKKvN, KKKKvQ,
-/// KKKKvR, KKKKvP, NNNvNN: 693 to 997 ns, mean 794; KRNvBN and KNPvKB at 2 threads take at
-/// most 0.99x and 1.13x of this); 6 pieces: KKKKKvB, KKKKKvK, KKKKKvN, KKKKKvQ, KKKKKvR,
-/// KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073. Tables with long wins take more levels, so
-/// single tables stray from these by up to half.
-pub const NS_PER_SLOT_VISIT: [f64; 8] = [
-    1390.0, 1390.0, 1390.0, 1390.0, 1390.0, 794.0, 1073.0, 1300.0,
-];
+/// Single-core nanoseconds per slot visit (2 sides × slots × metrics) by piece count, for 5
+/// pieces and more (up to 4: [`NS_PER_SLOT_VISIT_UP_TO_4`]): the user and system CPU time of
+/// `antitb generate` (2 threads) over its slot visits, measured per table with `--report`.
+/// 5 pieces, WDL+DTZ: KKKKvB, KKKKvK, KKKKvN, KKKKvQ, KKKKvR, KKKKvP, NNNvNN: 693 to 997 ns,
+/// mean 794 (KRNvBN and KNPvKB at 2 threads take at most 0.99x and 1.13x of this); 6 pieces:
+/// KKKKKvB, KKKKKvK, KKKKKvN, KKKKKvQ, KKKKKvR, KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073.
+/// Tables with long wins take more levels, so single tables stray from these by up to half.
+pub const NS_PER_SLOT_VISIT: [f64; 8] = [620.0, 620.0, 620.0, 620.0, 620.0, 794.0, 1073.0, 1300.0];
+
+/// [`NS_PER_SLOT_VISIT`] up to 4 pieces, by pawns (0 to 4), from the README's main command (the
+/// whole ≤4-piece set, all three metrics, 2 142 files) on a quiet 2-core machine with
+/// `--report`: 3 812 CPU-s for 5.72·10⁹ visits in all (620 ns); 4-piece tables without pawns
+/// 510 ns, with one 622 ns. With two pawns or more a DTW build searches the left-out `.dtw`
+/// sides that promotions of promotions reach, in tables as large as the one built: twelve
+/// such tables built with their slots kept ([`DecodedTables::SEARCHED_SLOTS`]) took 448 to
+/// 1 436 ns with two pawns (the class 871 ns before), 1 530 to 2 750 ns with three, 2 470 ns
+/// with four (PPvPP).
+pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [510.0, 620.0, 800.0, 2100.0, 2500.0];
 
 /// Estimated single-core CPU seconds of `work` slot visits of `m`.
 pub fn cpu_seconds(m: Material, work: u64) -> f64 {
-    work as f64 * NS_PER_SLOT_VISIT[m.count().min(7)] * 1e-9
+    let ns = if m.count() <= 4 {
+        NS_PER_SLOT_VISIT_UP_TO_4[m.pawns().min(4)]
+    } else {
+        NS_PER_SLOT_VISIT[m.count().min(7)]
+    };
+    work as f64 * ns * 1e-9
 }
 
 /// The tables the solver of `m` reads: those one capture or promotion away and (through

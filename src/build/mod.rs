@@ -31,7 +31,7 @@ mod system;
 
 pub use estimate::{
     BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, NS_PER_SLOT_VISIT,
-    SOURCE_CACHE_BLOCKS, estimate, estimate_with, human_bytes,
+    NS_PER_SLOT_VISIT_UP_TO_4, SOURCE_CACHE_BLOCKS, estimate, estimate_with, human_bytes,
 };
 pub use present::{Unusable, check_files, is_present};
 pub use source::DecodedTables;

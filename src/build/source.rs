@@ -12,7 +12,10 @@
 //! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at one byte
 //! per slot and side; a DTW table reads `.dtw` files ([`Metric::zeroing_file`]), kept as 2-byte
 //! value codes. The side to move a `.dtw` file leaves out is found by one ply of search, slot by
-//! slot as lookups reach it, and kept.
+//! slot as lookups reach it, and kept: in the decoded table, or, for a table read through its
+//! files, in a sparse map ([`DecodedTables::SEARCHED_SLOTS`] slots in all). That search's own
+//! lookups go through the same source, so that a promotion into another table's left-out side
+//! finds what was decoded or searched before, instead of searching again through the files.
 
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
@@ -20,10 +23,12 @@ use crate::rules::Position;
 use crate::store::StoredTable;
 use crate::table::{
     Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_by_search,
+    dtw_by_search_among, resolve,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::{Arc, RwLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
 
 /// One decoded table.
 struct Decoded {
@@ -65,7 +70,48 @@ impl Decoded {
     }
 }
 
-type Cache = HashMap<(Material, Metric), Option<Arc<Decoded>>, BuildHasherDefault<MaterialHasher>>;
+/// How a build reads one table.
+#[derive(Clone)]
+enum Source {
+    /// Decoded whole.
+    Decoded(Arc<Decoded>),
+    /// Through its files' block caches, with the slots of a left-out `.dtw` side found so far.
+    Files(Arc<SearchedSlots>),
+}
+
+type Cache = HashMap<(Material, Metric), Source, BuildHasherDefault<MaterialHasher>>;
+
+/// The slots of the side to move a `.dtw` file leaves out that one ply of search has found, for
+/// a table read through its files: a sparse map (a build looks up a few per cent of such a
+/// table's slots), in shards so that threads seldom wait for one another.
+#[derive(Default)]
+struct SearchedSlots {
+    shards: [Mutex<HashMap<u64, Value, BuildHasherDefault<MaterialHasher>>>; Self::SHARDS],
+}
+
+impl SearchedSlots {
+    const SHARDS: usize = 16;
+
+    fn shard(&self, idx: u64) -> &Mutex<HashMap<u64, Value, BuildHasherDefault<MaterialHasher>>> {
+        // Neighbouring slots fall in different shards.
+        &self.shards[(idx as usize) % Self::SHARDS]
+    }
+
+    fn get(&self, idx: u64) -> Option<Value> {
+        self.shard(idx)
+            .lock()
+            .expect("searched slots lock")
+            .get(&idx)
+            .copied()
+    }
+
+    fn insert(&self, idx: u64, v: Value) {
+        self.shard(idx)
+            .lock()
+            .expect("searched slots lock")
+            .insert(idx, v);
+    }
+}
 
 /// A [`TableSource`] over a [`Tablebase`] that keeps small tables decoded in memory.
 pub struct DecodedTables<'a> {
@@ -73,8 +119,15 @@ pub struct DecodedTables<'a> {
     /// Tables decoded up front ([`DecodedTables::preload`]): read without a lock.
     fixed: Cache,
     /// Tables not preloaded, decoded on first use while their bytes fit
-    /// [`DecodedTables::FAR_BYTES`] (`None`: read through the files), and those bytes.
+    /// [`DecodedTables::FAR_BYTES`] (read through the files otherwise), and those bytes.
     far: RwLock<(Cache, u64)>,
+    /// Slots kept in the [`SearchedSlots`] of tables read through their files, of at most
+    /// [`DecodedTables::SEARCHED_SLOTS`].
+    searched: AtomicU64,
+    /// [`DecodedTables::MAX_BYTES`] and [`DecodedTables::FAR_BYTES`], or 0 for a source that
+    /// reads every table through its files ([`DecodedTables::files_only`]).
+    max_bytes: u64,
+    far_bytes: u64,
 }
 
 impl<'a> DecodedTables<'a> {
@@ -93,6 +146,15 @@ impl<'a> DecodedTables<'a> {
     /// decoding them all took 2.2 GB). Those that do not fit are read through their files.
     pub const FAR_BYTES: u64 = 128 << 20;
 
+    /// Slots of left-out `.dtw` sides of tables read through their files that a build keeps
+    /// once searched (about 32 bytes each in their maps: 64 MiB). A left-out slot costs one ply
+    /// of search, whose moves into other tables may reach their own left-out sides: RPPvP
+    /// looks up 2.1 M slots in 54 such tables, 1.5 M of them distinct.
+    pub const SEARCHED_SLOTS: u64 = 2 << 20;
+
+    /// Bytes the kept searched slots take at most ([`DecodedTables::SEARCHED_SLOTS`]).
+    pub const SEARCHED_BYTES: u64 = 32 * Self::SEARCHED_SLOTS;
+
     /// Bytes of `slots` slots per side decoded for a generation in `metric`, or `None` when
     /// that is above [`DecodedTables::MAX_BYTES`] and the table is read from its file.
     pub fn decoded_bytes(slots: u64, metric: Metric) -> Option<u64> {
@@ -110,6 +172,19 @@ impl<'a> DecodedTables<'a> {
             tb,
             fixed: Cache::default(),
             far: RwLock::default(),
+            searched: AtomicU64::new(0),
+            max_bytes: Self::MAX_BYTES,
+            far_bytes: Self::FAR_BYTES,
+        }
+    }
+
+    /// A source that decodes no table: every lookup goes through the files (and the slots of
+    /// left-out `.dtw` sides searched so far), as for tables too large to decode.
+    pub fn files_only(tb: &'a Tablebase) -> DecodedTables<'a> {
+        DecodedTables {
+            max_bytes: 0,
+            far_bytes: 0,
+            ..DecodedTables::new(tb)
         }
     }
 
@@ -125,11 +200,14 @@ impl<'a> DecodedTables<'a> {
         Ok(())
     }
 
-    /// The table of `m` and metric `file` decoded, or `None` when it is too large for that.
-    fn decoded(&self, m: Material, file: Metric) -> Result<Option<Arc<Decoded>>, ProbeError> {
+    /// The table of `m` and metric `file` decoded, or read through its files when it is too
+    /// large for that.
+    fn decoded(&self, m: Material, file: Metric) -> Result<Source, ProbeError> {
         let key = (m.canonical(), file);
         let wdl: Arc<StoredTable> = self.tb.table(key.0, Metric::Wdl)?;
-        let d = if Self::decoded_bytes(wdl.index.size(), file).is_some() {
+        let decodes =
+            Self::decoded_bytes(wdl.index.size(), file).is_some_and(|b| b <= self.max_bytes);
+        let d = if decodes {
             let wdls = [wdl.decode_wdl(0)?, wdl.decode_wdl(1)?];
             let sides = if file == Metric::Wdl {
                 Sides::Wdl(wdls)
@@ -155,12 +233,12 @@ impl<'a> DecodedTables<'a> {
                 };
                 Sides::Dtw([side(white, &wdls[0]), side(black, &wdls[1])])
             };
-            Some(Arc::new(Decoded {
+            Source::Decoded(Arc::new(Decoded {
                 index: wdl.index.clone(),
                 sides,
             }))
         } else {
-            None
+            Source::Files(Arc::default())
         };
         Ok(d)
     }
@@ -204,9 +282,9 @@ impl DecodedTables<'_> {
         }
     }
 
-    /// The table of `m` and metric `file` (one not preloaded) decoded, or `None` when it is too
-    /// large or no longer fits [`DecodedTables::FAR_BYTES`].
-    fn far_decoded(&self, m: Material, file: Metric) -> Result<Option<Arc<Decoded>>, ProbeError> {
+    /// How to read the table of `m` and metric `file`, one not preloaded: decoded, or through
+    /// its files when it is too large or no longer fits [`DecodedTables::FAR_BYTES`].
+    fn far_source(&self, m: Material, file: Metric) -> Result<Source, ProbeError> {
         let key = (m.canonical(), file);
         let used = {
             let far = self.far.read().expect("far lock");
@@ -217,20 +295,78 @@ impl DecodedTables<'_> {
         };
         let size = self.tb.table(key.0, Metric::Wdl)?.index.size();
         let bytes = Self::decoded_bytes(size, file).unwrap_or(u64::MAX);
-        let fits = used.saturating_add(bytes) <= Self::FAR_BYTES;
-        let d = if fits { self.decoded(m, file)? } else { None };
+        let fits = used.saturating_add(bytes) <= self.far_bytes;
+        let d = if fits {
+            self.decoded(m, file)?
+        } else {
+            Source::Files(Arc::default())
+        };
         let mut far = self.far.write().expect("far lock");
         let (cache, used) = &mut *far;
         if let Some(d) = cache.get(&key) {
             // Another thread decoded it meanwhile.
             return Ok(d.clone());
         }
-        let d = d.filter(|_| used.saturating_add(bytes) <= Self::FAR_BYTES);
-        if d.is_some() {
-            *used += bytes;
-        }
+        let d = match d {
+            Source::Decoded(_) if used.saturating_add(bytes) <= self.far_bytes => {
+                *used += bytes;
+                d
+            }
+            _ => Source::Files(Arc::default()),
+        };
         cache.insert(key, d.clone());
         Ok(d)
+    }
+
+    /// The value of `pos` in metric `file`, read through its table's files. A slot of the side
+    /// a `.dtw` file leaves out is found by one ply of search whose lookups go through `self`
+    /// (the decoded tables, and the slots searched so far), and kept in `searched` while
+    /// [`DecodedTables::SEARCHED_SLOTS`] allows.
+    fn value_in_files(
+        &self,
+        searched: &SearchedSlots,
+        pos: &Position,
+        file: Metric,
+    ) -> Result<Value, ProbeError> {
+        if file != Metric::Dtw {
+            return self.tb.stored_value(pos, file);
+        }
+        let m = Material::of_position(pos);
+        let t = self.tb.table(m, file)?;
+        let (side, idx) = t.index.encode(pos).expect("material matches its table");
+        if t.stores_side(side) {
+            return self.tb.stored_value(pos, file);
+        }
+        if let Some(v) = searched.get(idx) {
+            return Ok(v);
+        }
+        let wdl = |p: &Position| resolve(p, Metric::Wdl, &mut |q| self.tb.lookup(q, Metric::Wdl));
+        let dtw = &mut |p: &Position| self.stored_value(p, Metric::Dtw);
+        let v = match wdl(pos)?.wdl() {
+            Wdl::Draw => Value::DRAW,
+            w if w.is_loss() => dtw_by_search(pos, dtw)?,
+            // From a win only the moves into the opponent's losses can be best: their WDL (a
+            // fast read) first, so that only those are searched.
+            _ => dtw_by_search_among(pos, &mut |p: &Position| Ok(wdl(p)?.is_loss()), dtw)?,
+        };
+        if self.searched.fetch_add(1, Ordering::Relaxed) < Self::SEARCHED_SLOTS {
+            searched.insert(idx, v);
+        }
+        Ok(v)
+    }
+
+    /// The value of `pos` in metric `file`, read as `source` says.
+    #[inline]
+    fn value_from(
+        &self,
+        source: &Source,
+        pos: &Position,
+        file: Metric,
+    ) -> Result<Value, ProbeError> {
+        match source {
+            Source::Decoded(d) => self.value_in(d, pos),
+            Source::Files(searched) => self.value_in_files(searched, pos, file),
+        }
     }
 }
 
@@ -241,13 +377,8 @@ impl TableSource for DecodedTables<'_> {
         let file = metric.zeroing_file();
         let m = Material::of_position(pos);
         match self.fixed.get(&(m.canonical(), file)) {
-            Some(Some(d)) => self.value_in(d, pos),
-            // Too large to decode: read through its files' block caches.
-            Some(None) => self.tb.stored_value(pos, metric),
-            None => match self.far_decoded(m, file)? {
-                Some(d) => self.value_in(&d, pos),
-                None => self.tb.stored_value(pos, metric),
-            },
+            Some(source) => self.value_from(source, pos, file),
+            None => self.value_from(&self.far_source(m, file)?, pos, file),
         }
     }
 }
