@@ -121,8 +121,8 @@ pub struct DecodedTables<'a> {
     /// Tables not preloaded, decoded on first use while their bytes fit
     /// [`DecodedTables::FAR_BYTES`] (read through the files otherwise), and those bytes.
     far: RwLock<(Cache, u64)>,
-    /// Slots kept in the [`SearchedSlots`] of tables read through their files, of at most
-    /// [`DecodedTables::SEARCHED_SLOTS`].
+    /// Slots of left-out `.dtw` sides searched in tables read through their files: each is kept
+    /// in its table's [`SearchedSlots`] while this is below [`DecodedTables::SEARCHED_SLOTS`].
     searched: AtomicU64,
     /// [`DecodedTables::MAX_BYTES`] and [`DecodedTables::FAR_BYTES`], or 0 for a source that
     /// reads every table through its files ([`DecodedTables::files_only`]).
