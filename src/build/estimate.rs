@@ -169,8 +169,8 @@ pub fn estimate_with(
 /// mean 794 (KRNvBN and KNPvKB at 2 threads take at most 0.99x and 1.13x of this); 6 pieces:
 /// KKKKKvB, KKKKKvK, KKKKKvN, KKKKKvQ, KKKKKvR, KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073.
 /// Tables with long wins take more levels, so single tables stray from these by up to half.
-/// Up to 4 pieces it holds the mean over the whole ≤4-piece set (620 ns); [`cpu_seconds`]
-/// reads [`NS_PER_SLOT_VISIT_UP_TO_4`] there.
+/// Up to 4 pieces it holds the mean over the whole ≤4-piece set (620 ns);
+/// [`Estimate::cpu_seconds`] reads [`NS_PER_SLOT_VISIT_UP_TO_4`] there.
 pub const NS_PER_SLOT_VISIT: [f64; 8] = [620.0, 620.0, 620.0, 620.0, 620.0, 794.0, 1073.0, 1300.0];
 
 /// [`NS_PER_SLOT_VISIT`] up to 4 pieces, by pawns (0 to 4), from the README's main command (the
