@@ -23,7 +23,7 @@ use crate::rules::Position;
 use crate::store::StoredTable;
 use crate::table::{
     Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_by_search,
-    dtw_by_search_among, resolve,
+    dtw_of_left_out, resolve,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -341,13 +341,14 @@ impl DecodedTables<'_> {
             return Ok(v);
         }
         let wdl = |p: &Position| resolve(p, Metric::Wdl, &mut |q| self.tb.lookup(q, Metric::Wdl));
-        let dtw = &mut |p: &Position| self.stored_value(p, Metric::Dtw);
         let v = match wdl(pos)?.wdl() {
             Wdl::Draw => Value::DRAW,
-            w if w.is_loss() => dtw_by_search(pos, dtw)?,
-            // From a win only the moves into the opponent's losses can be best: their WDL (a
-            // fast read) first, so that only those are searched.
-            _ => dtw_by_search_among(pos, &mut |p: &Position| Ok(wdl(p)?.is_loss()), dtw)?,
+            w => dtw_of_left_out(
+                pos,
+                w,
+                &mut |p: &Position| Ok(wdl(p)?.is_loss()),
+                &mut |p: &Position| self.stored_value(p, Metric::Dtw),
+            )?,
         };
         if self.searched.fetch_add(1, Ordering::Relaxed) < Self::SEARCHED_SLOTS {
             searched.insert(idx, v);

@@ -17,8 +17,7 @@ use crate::format::ReadOptions;
 use crate::rules::{Move, Position};
 use crate::store::{StoreError, StoredTable, file_name, value_of_distance};
 use crate::table::{
-    Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, dtw_by_search, dtw_by_search_among,
-    resolve, short_dtz,
+    Dtw, Dtz, Material, MaterialHasher, Metric, Value, Wdl, dtw_of_left_out, resolve, short_dtz,
 };
 use std::collections::HashMap;
 use std::fmt;
@@ -278,13 +277,9 @@ impl Tablebase {
         // `.dtz` and `.dtw` files store one side; the other is one ply of search away. For DTW
         // (SPEC.md §3) every move leads to the stored side or out of the table.
         if metric == Metric::Dtw {
-            if w.is_loss() {
-                return dtw_by_search(pos, &mut |p: &Position| self.lookup(p, Metric::Dtw));
-            }
-            // From a win only the moves into the opponent's losses can be best: their WDL
-            // (a fast read) first, so that only those read `.dtw` blocks.
-            return dtw_by_search_among(
+            return dtw_of_left_out(
                 pos,
+                w,
                 &mut |p: &Position| Ok(self.resolve_with(p, Metric::Wdl)?.is_loss()),
                 &mut |p: &Position| self.lookup(p, Metric::Dtw),
             );

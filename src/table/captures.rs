@@ -52,6 +52,23 @@ pub fn dtw_by_search<E>(
     dtw_by_search_among(pos, &mut |_: &Position| Ok(true), lookup)
 }
 
+/// The DTW of a decisive position of WDL class `w` on the side to move a `.dtw` file leaves
+/// out, by one ply of search with `lookup`: from a loss over every move; from a win only over
+/// the moves whose child `is_loss` says is lost for the opponent (a WDL read, cheaper than a
+/// DTW one), as only those can be best.
+pub fn dtw_of_left_out<E>(
+    pos: &Position,
+    w: Wdl,
+    is_loss: &mut impl FnMut(&Position) -> Result<bool, E>,
+    lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
+    if w.is_loss() {
+        dtw_by_search(pos, lookup)
+    } else {
+        dtw_by_search_among(pos, is_loss, lookup)
+    }
+}
+
 /// [`dtw_by_search`] over the moves whose child `keep` accepts, so that a caller who knows
 /// which moves cannot be best spares their lookups: from a won position, for instance, only
 /// the moves into the opponent's losses (a WDL read, cheaper than a DTW one). `keep` must
