@@ -22,8 +22,7 @@ use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
 use crate::store::StoredTable;
 use crate::table::{
-    Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_by_search,
-    dtw_of_left_out, resolve,
+    Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out, resolve,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -246,7 +245,7 @@ impl<'a> DecodedTables<'a> {
 
 impl DecodedTables<'_> {
     /// The DTW of `pos`, slot `idx` of the side to move `side` that `d`'s `.dtw` file leaves
-    /// out, by [`dtw_by_search`]: every move hands the turn to the side the file stores (read
+    /// out, by [`dtw_of_left_out`]: every move hands the turn to the side the file stores (read
     /// from `d`) or leaves the table (read through `self`). The value is kept for the next
     /// lookup of the slot; it does not depend on which thread finds it first.
     fn search_dtw(
@@ -267,9 +266,50 @@ impl DecodedTables<'_> {
             Some((s, i)) if s != side => Ok(Value(stored[i as usize])),
             _ => self.stored_value(p, Metric::Dtw),
         };
-        let v = dtw_by_search(pos, &mut lookup)?;
+        // From a win only the moves into the opponent's losses are searched: which those are
+        // is a WDL read (the classes of left-out slots are known before they are searched).
+        let w = if found.outcome(idx).is_loss() {
+            Wdl::Loss
+        } else {
+            Wdl::Win
+        };
+        let mut loses = |p: &Position| {
+            let v = resolve(
+                p,
+                Metric::Wdl,
+                &mut |q: &Position| match d.index.encode(q) {
+                    Some((s, i)) if s != side => Ok(Value(stored[i as usize]).outcome()),
+                    _ => self.outcome_in(q, Metric::Dtw),
+                },
+            )?;
+            Ok(v.is_loss())
+        };
+        let v = dtw_of_left_out(pos, w, &mut loses, &mut lookup)?;
         found.set(idx, v);
         Ok(v)
+    }
+
+    /// Whether the quiet position `pos` is won, drawn or lost, as `W(1)`, `D` or `L(1)`, from
+    /// its table in metric `file` (read as a build in that file reads it): a read of its
+    /// class, never a search.
+    fn outcome_in(&self, pos: &Position, file: Metric) -> Result<Value, ProbeError> {
+        let m = Material::of_position(pos);
+        let source = match self.fixed.get(&(m.canonical(), file)) {
+            Some(source) => source.clone(),
+            None => self.far_source(m, file)?,
+        };
+        let Source::Decoded(d) = source else {
+            return Ok(self.tb.lookup(pos, Metric::Wdl)?.outcome());
+        };
+        let (side, idx) = d.index.encode(pos).expect("material matches its table");
+        let idx = idx as usize;
+        Ok(match &d.sides {
+            Sides::Wdl(s) => s[side][idx].as_value().outcome(),
+            Sides::Dtw(s) => match &s[side] {
+                DtwSide::Stored(codes) => Value(codes[idx]).outcome(),
+                DtwSide::Searched(found) => found.outcome(idx),
+            },
+        })
     }
 
     /// The value of `pos` in its decoded table `d`.
@@ -340,13 +380,17 @@ impl DecodedTables<'_> {
         if let Some(v) = searched.get(idx) {
             return Ok(v);
         }
-        let wdl = |p: &Position| resolve(p, Metric::Wdl, &mut |q| self.tb.lookup(q, Metric::Wdl));
-        let v = match wdl(pos)?.wdl() {
+        let v = match self.tb.lookup(pos, Metric::Wdl)?.wdl() {
             Wdl::Draw => Value::DRAW,
             w => dtw_of_left_out(
                 pos,
                 w,
-                &mut |p: &Position| Ok(wdl(p)?.is_loss()),
+                &mut |p: &Position| {
+                    Ok(
+                        resolve(p, Metric::Wdl, &mut |q| self.outcome_in(q, Metric::Dtw))?
+                            .is_loss(),
+                    )
+                },
                 &mut |p: &Position| self.stored_value(p, Metric::Dtw),
             )?,
         };
@@ -382,6 +426,10 @@ impl TableSource for DecodedTables<'_> {
             None => self.value_from(&self.far_source(m, file)?, pos, file),
         }
     }
+
+    fn outcome(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
+        self.outcome_in(pos, metric.zeroing_file())
+    }
 }
 
 impl TableSource for Tablebase {
@@ -389,5 +437,9 @@ impl TableSource for Tablebase {
 
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
         self.lookup(pos, metric.zeroing_file())
+    }
+
+    fn outcome(&self, pos: &Position, _: Metric) -> Result<Value, ProbeError> {
+        Ok(self.lookup(pos, Metric::Wdl)?.outcome())
     }
 }

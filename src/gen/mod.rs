@@ -102,4 +102,11 @@ pub trait TableSource: Sync {
     /// matters: for DTZ its WDL class, so a source may answer from a `.wdl` file
     /// ([`Metric::zeroing_file`]).
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, Self::Error>;
+
+    /// Whether such a position is won, drawn or lost for its side to move, as `W(1)`, `D` or
+    /// `L(1)` ([`Value::outcome`]): what a DTW solve reads to skip the moves that cannot be
+    /// best. A source that knows the class without finding the distance overrides this.
+    fn outcome(&self, pos: &Position, metric: Metric) -> Result<Value, Self::Error> {
+        Ok(self.stored_value(pos, metric)?.outcome())
+    }
 }

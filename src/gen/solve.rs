@@ -540,6 +540,70 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         })
     }
 
+    /// Whether a position of another table, or of this one in a finished unit, is won, drawn
+    /// or lost (`W(1)`, `D`, `L(1)`), resolving captures by search: a read of classes only,
+    /// for skipping the moves that cannot be best before their values are looked up.
+    fn child_outcome(
+        &self,
+        child: &Position,
+        cache: &mut FrameCache,
+    ) -> Result<Value, GenError<S::Error>> {
+        resolve(child, Metric::Wdl, &mut |p: &Position| {
+            if Material::of_position(p) == self.material {
+                let side = p.turn().index();
+                let idx = self.index.encode_board(p.board());
+                let code = self.store.get(side, idx, cache)? & !NOT_STORED;
+                Value::from_code(code).map(Value::outcome).ok_or_else(|| {
+                    self.store
+                        .fault(format!("{}: no value for {p}", self.material))
+                        .into()
+                })
+            } else {
+                self.source
+                    .outcome(p, self.metric)
+                    .map_err(GenError::Source)
+            }
+        })
+    }
+
+    /// The DTW of a won position with a capture: the best of the captures into the opponent's
+    /// losses, found by their classes first ([`TableSource::outcome`]), so that the others'
+    /// distances are never searched.
+    fn winning_captures_value(&self, pos: &Position) -> Result<Value, GenError<S::Error>> {
+        let mut lookup = |p: &Position| {
+            self.source
+                .stored_value(p, self.metric)
+                .map_err(GenError::Source)
+        };
+        let mut list = MoveList::new();
+        pos.captures(&mut list);
+        let mut best: Option<Value> = None;
+        for m in list.iter() {
+            let child = pos.after(m);
+            let outcome = resolve(&child, Metric::Wdl, &mut |p: &Position| {
+                self.source
+                    .outcome(p, self.metric)
+                    .map_err(GenError::Source)
+            })?;
+            if !outcome.is_loss() {
+                continue;
+            }
+            let v = self
+                .metric
+                .zeroing(resolve(&child, self.metric, &mut lookup)?);
+            best = Some(best.map_or(v, |b| b.max(v)));
+        }
+        // The WDL solve found a win: one of its captures keeps it, unless a table disagrees.
+        best.ok_or_else(|| {
+            self.store
+                .fault(format!(
+                    "{}: won by the WDL solve, but no capture wins in {pos}",
+                    self.material
+                ))
+                .into()
+        })
+    }
+
     /// The best zeroing move of a position: its captures' if it has any, else its pawn moves'
     /// (`None`: no zeroing move).
     fn zeroing_value(
@@ -788,9 +852,15 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             state::DRAW
                         }
                         Some(pos) if pos.has_capture() => {
-                            let v = resolve(&pos, t.metric, &mut |p: &Position| {
-                                t.source.stored_value(p, t.metric).map_err(GenError::Source)
-                            })?;
+                            let won = t.metric == Metric::Dtw
+                                && t.hint.is_some_and(|h| h.class(side, global) == Class::Win);
+                            let v = if won {
+                                t.winning_captures_value(&pos)?
+                            } else {
+                                resolve(&pos, t.metric, &mut |p: &Position| {
+                                    t.source.stored_value(p, t.metric).map_err(GenError::Source)
+                                })?
+                            };
                             self.note_distance(v);
                             self.window.decided(v)
                         }
@@ -830,11 +900,26 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             // Stalemate: the side to move has won.
                             w.decided(Value::win(0))
                         } else {
+                            // A known win needs only the pawn moves that keep it, and only
+                            // in DTW does the distance of such a move need a search: the
+                            // others are left out by their class.
+                            let won = t.metric == Metric::Dtw
+                                && t.hint.is_some_and(|h| {
+                                    h.class(side, self.unit.global(local)) == Class::Win
+                                });
                             let mut baseline: Option<Value> = None;
                             let mut others = 0;
                             for m in list.iter() {
                                 if m.role == Role::Pawn {
-                                    let v = t.metric.zeroing(t.child_value(&pos.after(m), cache)?);
+                                    let child = pos.after(m);
+                                    if won && !t.child_outcome(&child, cache)?.is_loss() {
+                                        // Not better than a draw (below).
+                                        baseline = Some(
+                                            baseline.map_or(Value::DRAW, |b| b.max(Value::DRAW)),
+                                        );
+                                        continue;
+                                    }
+                                    let v = t.metric.zeroing(t.child_value(&child, cache)?);
                                     baseline = Some(baseline.map_or(v, |b| b.max(v)));
                                 } else {
                                     others += 1;

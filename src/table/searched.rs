@@ -10,11 +10,15 @@
 use super::{Value, Wdl};
 use std::sync::atomic::{AtomicU16, Ordering};
 
-/// The code of a slot not searched yet: no [`Value`] has it.
-const NOT_YET: u16 = u16::MAX;
+/// The codes of a slot not searched yet, won or lost (by its `.wdl` class): no [`Value`] has
+/// them.
+const NOT_YET_WIN: u16 = u16::MAX;
+const NOT_YET_LOSS: u16 = u16::MAX - 1;
 
 /// The DTW values known so far of one side to move of a table: draws from its `.wdl` file, the
-/// rest as searches find them.
+/// rest as searches find them. The WDL class of every slot is known from the start, so that a
+/// search from a win can skip the moves that do not keep it without searching their children
+/// ([`super::dtw_of_left_out`]).
 pub struct SearchedSide(Vec<AtomicU16>);
 
 impl SearchedSide {
@@ -25,8 +29,10 @@ impl SearchedSide {
                 .map(|&w| {
                     AtomicU16::new(if w == Wdl::Draw {
                         Value::DRAW.code()
+                    } else if w.is_loss() {
+                        NOT_YET_LOSS
                     } else {
-                        NOT_YET
+                        NOT_YET_WIN
                     })
                 })
                 .collect(),
@@ -37,8 +43,19 @@ impl SearchedSide {
     #[inline]
     pub fn get(&self, idx: usize) -> Option<Value> {
         match self.0[idx].load(Ordering::Relaxed) {
-            NOT_YET => None,
+            NOT_YET_WIN | NOT_YET_LOSS => None,
             code => Some(Value(code)),
+        }
+    }
+
+    /// Whether slot `idx` is won, drawn or lost, searched or not, as `W(1)`, `D` or `L(1)`
+    /// (a cursed win counts as a win, a blessed loss as a loss: DTW knows no 50-move rule).
+    #[inline]
+    pub fn outcome(&self, idx: usize) -> Value {
+        match self.0[idx].load(Ordering::Relaxed) {
+            NOT_YET_WIN => Value::win(1),
+            NOT_YET_LOSS => Value::loss(1),
+            code => Value(code).outcome(),
         }
     }
 
@@ -69,9 +86,15 @@ mod tests {
         assert_eq!(s.get(0), Some(Value::DRAW));
         assert_eq!(s.get(1), None);
         assert_eq!(s.get(2), None);
+        assert!(
+            s.outcome(1) == Value::win(1)
+                && s.outcome(2) == Value::loss(1)
+                && s.outcome(0) == Value::DRAW
+        );
         s.set(1, Value::win(7));
         assert_eq!(s.get(1), Some(Value::win(7)));
         assert_eq!(s.get(2), None);
+        assert!(s.outcome(1) == Value::win(1) && s.outcome(2) == Value::loss(1));
         assert_eq!(s.len(), 3);
     }
 }

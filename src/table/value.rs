@@ -96,6 +96,19 @@ impl Value {
         }
     }
 
+    /// Won, drawn or lost, whatever the distance: `W(1)`, `D` or `L(1)` (for a lookup where
+    /// only that matters, such as which moves keep a DTW win).
+    #[inline]
+    pub const fn outcome(self) -> Value {
+        if self.is_win() {
+            Value::win(1)
+        } else if self.is_loss() {
+            Value::loss(1)
+        } else {
+            self
+        }
+    }
+
     /// WDL under the 50-move rule (SPEC.md §2): a win or loss within 100 plies of the next
     /// zeroing move, a cursed win or blessed loss beyond. Meaningful for DTZ values.
     #[inline]
