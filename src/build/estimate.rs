@@ -169,19 +169,18 @@ pub fn estimate_with(
 /// mean 794 (KRNvBN and KNPvKB at 2 threads take at most 0.99x and 1.13x of this); 6 pieces:
 /// KKKKKvB, KKKKKvK, KKKKKvN, KKKKKvQ, KKKKKvR, KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073.
 /// Tables with long wins take more levels, so single tables stray from these by up to half.
-/// Up to 4 pieces it holds the mean over the whole ≤4-piece set (620 ns);
+/// Up to 4 pieces it holds the mean over the whole ≤4-piece set (523 ns);
 /// [`Estimate::cpu_seconds`] reads [`NS_PER_SLOT_VISIT_UP_TO_4`] there.
-pub const NS_PER_SLOT_VISIT: [f64; 8] = [620.0, 620.0, 620.0, 620.0, 620.0, 794.0, 1073.0, 1300.0];
+pub const NS_PER_SLOT_VISIT: [f64; 8] = [523.0, 523.0, 523.0, 523.0, 523.0, 794.0, 1073.0, 1300.0];
 
 /// [`NS_PER_SLOT_VISIT`] up to 4 pieces, by pawns (0 to 4), from the README's main command (the
-/// whole ≤4-piece set, all three metrics, 2 142 files) on a quiet 2-core machine with
-/// `--report`: 3 812 CPU-s for 5.72·10⁹ visits in all (620 ns); 4-piece tables without pawns
-/// 510 ns, with one 622 ns. With two pawns or more a DTW build searches the left-out `.dtw`
-/// sides that promotions of promotions reach, in tables as large as the one built: twelve
-/// such tables built with their slots kept ([`DecodedTables::SEARCHED_SLOTS`]) took 448 to
-/// 1 436 ns with two pawns (the class 871 ns before), 1 530 to 2 750 ns with three, 2 470 ns
-/// with four (PPvPP).
-pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [510.0, 620.0, 800.0, 2100.0, 2500.0];
+/// whole ≤4-piece set, all three metrics, 2 142 files) on a 2-core machine with `--report`,
+/// once a DTW build skips the moves that cannot be best (881415c): 2 993 CPU-s for 5.72·10⁹
+/// visits in all (523 ns; 3 812 CPU-s before). 4-piece tables without pawns 412 ns, with one
+/// 535, two 639, three 934, four (PPvPP, PPPvP) 1 529. Tables with pawns read the left-out
+/// `.dtw` sides of the tables they promote into, by one ply of search per slot, so single
+/// tables stray by up to half.
+pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [412.0, 535.0, 639.0, 934.0, 1529.0];
 
 /// Estimated single-core CPU seconds of `work` slot visits of `m`.
 pub fn cpu_seconds(m: Material, work: u64) -> f64 {
