@@ -515,6 +515,22 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         Ok(())
     }
 
+    /// The value of a position of this table in a finished unit (after a pawn push).
+    fn finished_value(
+        &self,
+        p: &Position,
+        cache: &mut FrameCache,
+    ) -> Result<Value, GenError<S::Error>> {
+        let side = p.turn().index();
+        let idx = self.index.encode_board(p.board());
+        let code = self.store.get(side, idx, cache)? & !NOT_STORED;
+        Value::from_code(code).ok_or_else(|| {
+            self.store
+                .fault(format!("{}: no value for {p}", self.material))
+                .into()
+        })
+    }
+
     /// Value of a position of another table, or of this one in a finished unit (after a pawn
     /// push), resolving captures by search.
     fn child_value(
@@ -524,14 +540,7 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
     ) -> Result<Value, GenError<S::Error>> {
         resolve(child, self.metric, &mut |p: &Position| {
             if Material::of_position(p) == self.material {
-                let side = p.turn().index();
-                let idx = self.index.encode_board(p.board());
-                let code = self.store.get(side, idx, cache)? & !NOT_STORED;
-                Value::from_code(code).ok_or_else(|| {
-                    self.store
-                        .fault(format!("{}: no value for {p}", self.material))
-                        .into()
-                })
+                self.finished_value(p, cache)
             } else {
                 self.source
                     .stored_value(p, self.metric)
@@ -550,14 +559,7 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
     ) -> Result<Value, GenError<S::Error>> {
         resolve(child, Metric::Wdl, &mut |p: &Position| {
             if Material::of_position(p) == self.material {
-                let side = p.turn().index();
-                let idx = self.index.encode_board(p.board());
-                let code = self.store.get(side, idx, cache)? & !NOT_STORED;
-                Value::from_code(code).map(Value::outcome).ok_or_else(|| {
-                    self.store
-                        .fault(format!("{}: no value for {p}", self.material))
-                        .into()
-                })
+                Ok(self.finished_value(p, cache)?.outcome())
             } else {
                 self.source
                     .outcome(p, self.metric)
