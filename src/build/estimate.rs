@@ -28,9 +28,11 @@ use std::collections::HashMap;
 ///   encoder's pair tables, and one file's compressed image (at most its disk estimate),
 ///   beside the exact values;
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
-///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW (tables above
-///   [`DecodedTables::MAX_BYTES`] are read through block caches instead:
-///   [`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
+///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW; tables above
+///   [`DecodedTables::MAX_BYTES`] are read through their files instead: a WDL/DTZ build reads
+///   `.wdl` files, which cache no blocks (their mapped pages, at most
+///   [`MAPPED_WDL_BYTES_PER_SLOT`]), a DTW build `.dtw` files through block caches
+///   ([`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
 ///   larger of the metrics' counts; a DTW build also decodes tables as large as this one that
 ///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most), and keeps the
 ///   slots it searches of the left-out `.dtw` sides of tables read through their files, at
@@ -69,6 +71,11 @@ pub const BASE_MEMORY: u64 = 8 << 20;
 /// ratio falls (3 pieces: 0.12 / 0.28; 2 pieces: 0.30 / 0.53 on files of a few hundred bytes,
 /// where the header dominates: see [`DISK_HEADER_BYTES`]).
 pub const DISK_BYTES_PER_SLOT: [f64; 3] = [0.25, 0.5, 0.5];
+/// Bytes per slot and side of a `.wdl` file that a WDL/DTZ build reads through its file,
+/// mapped: those pages count in the build's resident memory once read. The mean over the
+/// ≤4-piece `.wdl` files (0.030; the largest 0.13): an expectation, not a bound, as the pages
+/// are clean and the kernel takes them back when memory runs short.
+pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
 /// Header and offset table allowance per file.
 pub const DISK_HEADER_BYTES: u64 = 4096;
 
@@ -127,19 +134,17 @@ pub fn estimate_with(
             .iter()
             .chain(&far_tables)
             .any(|&d| DecodedTables::decoded_bytes(size(d), Metric::Dtw).is_none());
-    let mut cache_for = |metric: Metric| -> u64 {
-        sources
-            .iter()
-            .map(|&d| {
-                let s = size(d);
-                DecodedTables::decoded_bytes(s, metric).unwrap_or_else(|| {
-                    // A block cache holds at most the table itself.
-                    2 * (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
-                })
-            })
-            .sum()
-    };
-    let mut cache = cache_for(Metric::Dtz);
+    // A WDL/DTZ build decodes the tables its solver reads ([`solver_reads`]) that fit
+    // [`DecodedTables::MAX_BYTES`], and reads the others from their `.wdl` files (the pairs
+    // codec, which caches no blocks: only the mapped pages it touches).
+    let mut cache: u64 = solver_reads(m)
+        .into_iter()
+        .map(|d| {
+            let s = size(d);
+            DecodedTables::decoded_bytes(s, Metric::Dtz)
+                .unwrap_or((2.0 * s as f64 * MAPPED_WDL_BYTES_PER_SLOT) as u64)
+        })
+        .sum();
     if dtw {
         // A DTW build also decodes, up to a budget, the tables as large as this one that the
         // one-ply search of a left-out `.dtw` side reaches by promotions of promotions; the
@@ -149,7 +154,17 @@ pub fn estimate_with(
         } else {
             0
         };
-        cache = cache.max(cache_for(Metric::Dtw) + far.min(DecodedTables::FAR_BYTES) + searched);
+        let decoded: u64 = sources
+            .iter()
+            .map(|&d| {
+                let s = size(d);
+                DecodedTables::decoded_bytes(s, Metric::Dtw).unwrap_or_else(|| {
+                    // A block cache holds at most the table itself.
+                    2 * (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
+                })
+            })
+            .sum();
+        cache = cache.max(decoded + far.min(DecodedTables::FAR_BYTES) + searched);
     }
     let metrics = if dtw { 2 } else { 1 };
     let work = 2 * n * metrics;
@@ -192,6 +207,23 @@ pub fn cpu_seconds(m: Material, work: u64) -> f64 {
     work as f64 * ns * 1e-9
 }
 
+/// The tables a WDL or DTZ solve of `m` reads: those its captures reach, capture after
+/// capture ([`crate::table::resolve`]), from its own positions and from the positions its
+/// promotions reach (the solver resolves a promoted position's captures, as it resolves any
+/// child's), and those promotions' own tables. A DTW build reads more: the one-ply search of
+/// a left-out `.dtw` side reaches further ([`source_tables`]).
+pub(super) fn solver_reads(m: Material) -> Vec<Material> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut stack = m.capture_targets();
+    stack.extend(m.promotion_targets());
+    while let Some(d) = stack.pop() {
+        if seen.insert(d) {
+            stack.extend(d.capture_targets());
+        }
+    }
+    seen.into_iter().collect()
+}
+
 /// The tables the solver of `m` reads: those one capture or promotion away and (through
 /// capture chains) smaller ones. Tables as large as `m` that only promotions of promotions
 /// reach are not read by the solver, and not preloaded (PPvPP's closure holds over a hundred
@@ -231,6 +263,11 @@ pub fn human_bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::r#gen::{LookupError, MemoryTables, TableSource, generate};
+    use crate::rules::Position;
+    use crate::table::Value;
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
 
     #[test]
     fn estimate_follows_the_formula() {
@@ -254,6 +291,74 @@ mod tests {
         assert!(e.memory < peak + 2 * 2 * 518 * 62 * 6, "{e:?}");
         assert_eq!(e.work, 2 * n);
         assert_eq!(estimate(m, true).work, 4 * n);
+    }
+
+    /// A source that notes the table of every position looked up in it.
+    struct Recording<'a> {
+        tables: &'a MemoryTables,
+        read: Mutex<BTreeSet<Material>>,
+    }
+
+    impl TableSource for Recording<'_> {
+        type Error = LookupError;
+
+        fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, LookupError> {
+            let m = Material::of_position(pos).canonical();
+            self.read.lock().unwrap().insert(m);
+            self.tables.stored_value(pos, metric)
+        }
+    }
+
+    #[test]
+    fn solver_reads_are_the_tables_a_dtz_solve_looks_up() {
+        // Every table up to 3 pieces with a pawn: promotions, capturing promotions, en passant
+        // and capture chains after a promotion. The set must hold every table the solver looks
+        // up (the estimate counts them, and a build decodes them up front), and little more.
+        let mut mem = MemoryTables::new();
+        mem.generate_up_to(3, Metric::Dtz).unwrap();
+        let mut checked = 0;
+        for m in (2..=3).flat_map(Material::all_with_pieces) {
+            if !m.has_pawns() {
+                continue;
+            }
+            let source = Recording {
+                tables: &mem,
+                read: Mutex::default(),
+            };
+            generate(m, Metric::Dtz, &source, &|_| {}).unwrap();
+            let read: Vec<Material> = source.read.into_inner().unwrap().into_iter().collect();
+            let want = solver_reads(m);
+            for d in &read {
+                assert!(
+                    want.contains(d),
+                    "{m} reads {d}, which solver_reads leaves out"
+                );
+            }
+            // Some 2-piece tables are out of reach by geometry alone: in PPvP, a white
+            // pawn that Black's pawn could take after the other promotes could take Black's
+            // first, and captures are compulsory, so White never promotes then.
+            for d in want.iter().filter(|d| !read.contains(d)) {
+                assert_eq!(d.count(), 2, "{m} never reads {d}");
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, 57);
+    }
+
+    #[test]
+    fn solver_reads_leave_out_what_only_two_promotions_reach() {
+        let m = |s: &str| Material::parse(s).unwrap();
+        let reads = solver_reads(m("PPvPP"));
+        // One promotion, then captures.
+        for d in ["QPvPP", "PPvPQ", "QPvP", "QvPP", "PvP", "QvP", "PvK"] {
+            assert!(reads.contains(&m(d).canonical()), "{d}");
+        }
+        // Two promotions (of one side or both), then a capture: the DTW build's one-ply
+        // searches of left-out sides reach these, a WDL/DTZ solve never does.
+        for d in ["QQvP", "QvPQ", "QQvK"] {
+            assert!(!reads.contains(&m(d).canonical()), "{d}");
+            assert!(source_tables(m("PPvPP")).contains(&m(d).canonical()), "{d}");
+        }
     }
 
     #[test]

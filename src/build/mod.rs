@@ -30,8 +30,9 @@ mod source;
 mod system;
 
 pub use estimate::{
-    BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, NS_PER_SLOT_VISIT,
-    NS_PER_SLOT_VISIT_UP_TO_4, SOURCE_CACHE_BLOCKS, estimate, estimate_with, human_bytes,
+    BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, MAPPED_WDL_BYTES_PER_SLOT,
+    NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4, SOURCE_CACHE_BLOCKS, estimate, estimate_with,
+    human_bytes,
 };
 pub use present::{Unusable, check_files, is_present};
 pub use source::DecodedTables;
@@ -42,7 +43,7 @@ use crate::r#gen::{GenError, IN_MEMORY_SLOTS, Progress, SolveOptions, WdlHint, s
 use crate::probe::{ProbeError, Tablebase};
 use crate::store::{StoreError, StoreOptions, write_table};
 use crate::table::{Material, Metric};
-use estimate::source_tables;
+use estimate::{solver_reads, source_tables};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -566,13 +567,23 @@ fn build_one(
     )
     .map_err(BuildError::Probe)?;
     let mut bytes = 0;
+    // A DTW solve's one-ply searches of left-out `.dtw` sides reach further than a WDL/DTZ
+    // solve's reads.
     let needed = source_tables(m);
+    let read = solver_reads(m);
     // The WDL classes of the WDL/DTZ solve, for the DTW solve after it (`WdlHint`).
     let mut hint: Option<Arc<WdlHint>> = None;
     for &metric in t.metrics {
         let mut decoded = DecodedTables::new(&source);
         decoded
-            .preload(&needed, metric)
+            .preload(
+                if metric == Metric::Dtw {
+                    &needed
+                } else {
+                    &read
+                },
+                metric,
+            )
             .map_err(|e| BuildError::Gen(m, GenError::Source(e)))?;
         // The solver's scratch file (large tables) lies beside the output. A large table
         // with pawns is resumable: a run killed in it starts again after the last unit

@@ -246,9 +246,42 @@ impl Material {
 
     /// Tables (canonical) reached by one capture or one promotion, sorted and without repeats.
     pub fn dependencies(&self) -> Vec<Material> {
+        let mut out = self.reached(true);
+        out.extend(self.reached(false));
+        out.sort();
+        out.dedup();
+        out
+    }
+
+    /// Tables (canonical) reached by one capture, a capturing promotion included, sorted and
+    /// without repeats: the tables a capture search ([`crate::table::resolve`]) from a position
+    /// of this table looks up, one capture at a time.
+    pub fn capture_targets(&self) -> Vec<Material> {
+        self.reached(true)
+    }
+
+    /// Tables (canonical) reached by a promotion without a capture, sorted and without repeats.
+    pub fn promotion_targets(&self) -> Vec<Material> {
+        self.reached(false)
+    }
+
+    /// [`Material::capture_targets`] (`captures`) or [`Material::promotion_targets`].
+    fn reached(&self, captures: bool) -> Vec<Material> {
         let mut out = BTreeSet::new();
         for mover in Color::ALL {
             let them = !mover;
+            let pawns = self.counts[mover.index()][Role::Pawn.index()];
+            if !captures {
+                if pawns > 0 {
+                    for promo in Role::PROMOTIONS {
+                        let mut p = *self;
+                        p.counts[mover.index()][Role::Pawn.index()] -= 1;
+                        p.counts[mover.index()][promo.index()] += 1;
+                        out.insert(p);
+                    }
+                }
+                continue;
+            }
             for victim in Role::ALL {
                 if self.counts[them.index()][victim.index()] == 0 {
                     continue;
@@ -258,21 +291,13 @@ impl Material {
                 out.insert(after);
                 // Capture-promotion: a pawn of the mover captures onto the last rank. Only possible
                 // if the victim is not a pawn (no pawns on the last rank).
-                if victim != Role::Pawn && self.counts[mover.index()][Role::Pawn.index()] > 0 {
+                if victim != Role::Pawn && pawns > 0 {
                     for promo in Role::PROMOTIONS {
                         let mut p = after;
                         p.counts[mover.index()][Role::Pawn.index()] -= 1;
                         p.counts[mover.index()][promo.index()] += 1;
                         out.insert(p);
                     }
-                }
-            }
-            if self.counts[mover.index()][Role::Pawn.index()] > 0 {
-                for promo in Role::PROMOTIONS {
-                    let mut p = *self;
-                    p.counts[mover.index()][Role::Pawn.index()] -= 1;
-                    p.counts[mover.index()][promo.index()] += 1;
-                    out.insert(p);
                 }
             }
         }
