@@ -514,8 +514,11 @@ fn no_deps_builds_only_the_named_tables() {
     // KQvK reads only present tables: exactly its three files appear, as in a full build.
     let stale_other = dir.path().join("KvN.wdl.tmp.999999999");
     let stale_own = dir.path().join("KQvK.dtz.tmp.999999999");
+    // A killed writer's spool of compressed data (`NAME.tmp.PID.N`).
+    let stale_spool = dir.path().join("KQvK.dtw.tmp.999999999.3");
     std::fs::write(&stale_other, b"another machine's writer").unwrap();
     std::fs::write(&stale_own, b"a killed writer of this table").unwrap();
+    std::fs::write(&stale_spool, b"a killed writer's spool").unwrap();
     let out = antitb(&run("KQvK"));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
@@ -523,6 +526,7 @@ fn no_deps_builds_only_the_named_tables() {
         "removed another table's temporary file"
     );
     assert!(!stale_own.exists(), "kept its own table's stale temporary");
+    assert!(!stale_spool.exists(), "kept its own table's stale spool");
     std::fs::remove_file(&stale_other).unwrap();
     let after = contents(dir.path());
     let added: Vec<&String> = after.keys().filter(|k| !before.contains_key(*k)).collect();

@@ -3,6 +3,7 @@
 
 use super::metrics;
 use super::source::DecodedTables;
+use crate::format::SPILL_BYTES;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
 use crate::r#gen::{IN_MEMORY_SLOTS, UNIT_SLOTS, WdlHint};
 use crate::store::{DTW_VALUES_PER_BLOCK, SECTION_VALUES};
@@ -25,8 +26,9 @@ use std::collections::HashMap;
 ///   sections at a time: the frames read, the symbols and the pairs encoder's copy (8 bytes a
 ///   slot), the values of one shared run each where the file orders the rest groups unlike
 ///   the solver ([`Index::shared_run`]: 2 bytes a slot of at most a lead configuration), the
-///   encoder's pair tables, and one file's compressed image (at most its disk estimate),
-///   beside the exact values;
+///   encoder's pair tables, and the compressed data of the two encodings a one-side file
+///   may compare ([`SPILL_BYTES`] each at most, the rest waits in a spool file on disk) with
+///   their headers (a 64th of the data), beside the exact values;
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
 ///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW; tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead: a WDL/DTZ build reads
@@ -117,10 +119,11 @@ pub fn estimate_with(
     // A file in another rest order than the solver's reads the values one shared run (at
     // most a lead configuration, at most a section) at a time, beside each section.
     let run = 2 * Index::new(m).rest_size().min(section);
+    let image = file(Metric::Dtz).max(largest);
     let writing = in_memory
         + 2 * (section * 8 + run)
         + 2 * ENCODER_TABLE_BYTES
-        + file(Metric::Dtz).max(largest);
+        + 2 * (image.min(SPILL_BYTES as u64) + image / 64);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
     let (sources, far_tables) = reached_tables(m);
     let far: u64 = far_tables
@@ -285,7 +288,9 @@ mod tests {
         // KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all of them small) + base.
         let solving = 2 * n + 2 * n / 8 + 2 * n / 4 + 3 * 4 * n;
         let dtz_file = (2.0 * n as f64 * 0.5) as u64 + DISK_HEADER_BYTES;
-        let writing = 4 * n + 2 * n * 8 + 2 * ENCODER_TABLE_BYTES + dtz_file;
+        // Two encodings of the `.dtz` file (both sides, compared), each with its header.
+        let images = 2 * (dtz_file + dtz_file / 64);
+        let writing = 4 * n + 2 * n * 8 + 2 * ENCODER_TABLE_BYTES + images;
         let peak = solving.max(writing) + BASE_MEMORY;
         assert!(e.memory >= peak, "{e:?}");
         assert!(e.memory < peak + 2 * 2 * 518 * 62 * 6, "{e:?}");

@@ -74,9 +74,10 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Remove `M.{wdl,dtz,dtw}.tmp.<pid>` files in `dir` whose writer no longer runs (a killed
-/// build); returns how many were removed. Files of running writers (a parallel `make -j`) stay.
-/// With `only`, just the temporaries of those tables.
+/// Remove `M.{wdl,dtz,dtw}.tmp.<pid>` files (and writers' spools, `….tmp.<pid>.<n>`) in `dir`
+/// whose writer no longer runs (a killed build); returns how many were removed. Files of
+/// running writers (a parallel `make -j`) stay. With `only`, just the temporaries of those
+/// tables.
 pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;
@@ -85,9 +86,11 @@ pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize 
     for e in entries.flatten() {
         let name = e.file_name();
         let Some(name) = name.to_str() else { continue };
+        // `NAME.tmp.PID`, or a writer's spool `NAME.tmp.PID.N`.
         let Some((stem, pid)) = name.rsplit_once(".tmp.") else {
             continue;
         };
+        let pid = pid.split_once('.').map_or(pid, |(pid, _)| pid);
         let ours = match only {
             None => Metric::ALL
                 .iter()

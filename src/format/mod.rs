@@ -134,8 +134,8 @@ pub use error::{FormatError, Region};
 pub use reader::{DEFAULT_CACHE_BLOCKS, ReadOptions, TableFile};
 pub use reseal::reseal;
 pub use writer::{
-    Compression, DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, SectionFn, WriteOptions,
-    WriteStats, encode_sections, encode_table, write_encoded, write_table,
+    Compression, DEFAULT_LEVEL, DEFAULT_VALUES_PER_BLOCK, Encoded, SPILL_BYTES, SectionFn,
+    WriteOptions, WriteStats, encode_sections, encode_table, write_encoded, write_table,
 };
 
 #[cfg(test)]

@@ -15,7 +15,6 @@
 //! it); its checksum covers *compressed* bytes, and a reader checks it the first time it reads
 //! from the chunk.
 
-use super::checksum::xxh64;
 use super::header::{FixedHeader, Layout, u32_at, u64_at};
 use super::pairs::{Decoder, Encoded, MAX_BLOCK_BYTES};
 
@@ -280,9 +279,4 @@ pub(crate) fn sections(
         first_block,
         total_blocks,
     })
-}
-
-/// XXH64 of each chunk of `data`.
-pub(crate) fn chunk_checksums(data: &[u8]) -> Vec<u64> {
-    data.chunks(CHUNK_BYTES).map(|c| xxh64(c, 0)).collect()
 }

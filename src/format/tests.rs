@@ -946,3 +946,74 @@ fn reseal_restores_every_checksum() {
         );
     }
 }
+
+#[test]
+fn spilled_encodings_write_the_same_bytes_and_leave_no_spool() {
+    let dir = TempDir::new("spill");
+    let sections: Vec<Vec<u16>> = [(70_000, 1), (0, 2), (33_333, 3), (50_000, 4)]
+        .iter()
+        .map(|&(n, seed)| runs(n, seed, 300))
+        .collect();
+    let lens: Vec<u64> = sections.iter().map(|s| s.len() as u64).collect();
+    let get = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
+        out.clear();
+        out.extend_from_slice(&sections[s]);
+        Ok(())
+    };
+    for opts in [
+        small_opts(),
+        WriteOptions::pairs_with(128),
+        WriteOptions::pairs_with(1024),
+    ] {
+        let (a, b) = (dir.join("a.dtz"), dir.join("b.dtz"));
+        let whole =
+            writer::encode_spilling(&a, &meta(Metric::Dtz), &lens, 2, &opts, &get, usize::MAX)
+                .unwrap();
+        write_encoded(&a, &whole).unwrap();
+        let data = whole.file_len() as usize;
+        for spill in [0, 100, data / 3, data] {
+            let e = writer::encode_spilling(&b, &meta(Metric::Dtz), &lens, 2, &opts, &get, spill)
+                .unwrap();
+            assert_eq!(e.file_len(), whole.file_len());
+            // The data wait in a spool file beside the target once they outgrow `spill`.
+            let spooled = dir.names().iter().any(|n| n.starts_with("b.dtz.tmp."));
+            assert_eq!(spooled, spill < data / 2, "{opts:?} spill {spill}");
+            write_encoded(&b, &e).unwrap();
+            drop(e);
+            assert_eq!(
+                fs::read(&a).unwrap(),
+                fs::read(&b).unwrap(),
+                "{opts:?} spill {spill}"
+            );
+            assert_eq!(dir.names(), ["a.dtz", "b.dtz"]);
+            // An encoding dropped unwritten takes its spool with it.
+            let e = writer::encode_spilling(&b, &meta(Metric::Dtz), &lens, 2, &opts, &get, spill)
+                .unwrap();
+            drop(e);
+            assert_eq!(dir.names(), ["a.dtz", "b.dtz"]);
+            TableFile::open(&b).unwrap();
+        }
+    }
+}
+
+#[test]
+fn chunk_sums_fed_in_pieces_are_those_of_the_whole() {
+    let mut r = Rng(7);
+    let data: Vec<u8> = (0..3 * pairs_file::CHUNK_BYTES + 1234)
+        .map(|_| r.next() as u8)
+        .collect();
+    for max_piece in [1, 100, 4095, 4096, 5000, 20_000] {
+        let mut sums = writer::ChunkSums::default();
+        let mut at = 0;
+        while at < data.len() {
+            let n = (1 + r.next() as usize % max_piece).min(data.len() - at);
+            sums.update(&data[at..at + n]);
+            at += n;
+        }
+        let whole: Vec<u64> = data
+            .chunks(pairs_file::CHUNK_BYTES)
+            .map(|c| checksum::xxh64(c, 0))
+            .collect();
+        assert_eq!(sums.finish(), whole, "{max_piece}");
+    }
+}

@@ -4,10 +4,16 @@
 //! no zstd worker threads) and collected in block order, so the bytes do not depend on the
 //! thread count. The file is written to `NAME.tmp.<pid>` beside the target, synced, and renamed
 //! over the target only when complete; on any error the temporary file is removed.
+//!
+//! The compressed data wait in memory up to [`SPILL_BYTES`], beyond in a spool file beside the
+//! target (`NAME.tmp.<pid>.<n>`, removed when the encoding is dropped): the header, which
+//! comes first in the file, needs every block's size and checksum, but the writer never holds
+//! the whole compressed table.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Write};
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -101,8 +107,121 @@ pub struct WriteStats {
 /// write the one it keeps without compressing it again.
 pub struct Encoded {
     header: Vec<u8>,
-    blocks: Vec<Vec<u8>>,
+    body: Body,
     stats: WriteStats,
+}
+
+/// Bytes of compressed data an [`Encoded`] keeps in memory; beyond, they go to a spool file
+/// beside the target. A six-piece `.dtz` file takes up to a few GB.
+pub const SPILL_BYTES: usize = 64 << 20;
+
+/// Spool files made by this process so far, for unique names.
+static SPOOLS: AtomicU64 = AtomicU64::new(0);
+
+/// The data region of an [`Encoded`] file, in order: in memory up to a limit, then all of it in
+/// a spool file.
+struct Body {
+    /// The file the data are for (the spool lies beside it; named in errors).
+    target: PathBuf,
+    limit: usize,
+    mem: Vec<u8>,
+    spool: Option<Spool>,
+}
+
+/// A temporary file of compressed data, removed when dropped.
+struct Spool {
+    path: PathBuf,
+    file: BufWriter<File>,
+}
+
+impl Drop for Spool {
+    fn drop(&mut self) {
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
+impl Body {
+    fn new(target: &Path, limit: usize) -> Body {
+        Body {
+            target: target.to_path_buf(),
+            limit,
+            mem: Vec::new(),
+            spool: None,
+        }
+    }
+
+    /// Appends `bytes`, moving the data to a spool file when they outgrow the limit.
+    fn push(&mut self, bytes: &[u8]) -> Result<(), FormatError> {
+        if self.spool.is_none() && self.mem.len() + bytes.len() > self.limit {
+            let mut name = self.target.file_name().unwrap_or_default().to_os_string();
+            let n = SPOOLS.fetch_add(1, Ordering::Relaxed);
+            name.push(format!(".tmp.{}.{n}", std::process::id()));
+            let path = self.target.with_file_name(name);
+            let file = File::options()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+                .map_err(|e| FormatError::io(&path, "create", e))?;
+            let mut spool = Spool {
+                path,
+                file: BufWriter::with_capacity(1 << 20, file),
+            };
+            spool
+                .file
+                .write_all(&self.mem)
+                .map_err(|e| FormatError::io(&spool.path, "write", e))?;
+            self.mem = Vec::new();
+            self.spool = Some(spool);
+        }
+        match &mut self.spool {
+            Some(s) => s
+                .file
+                .write_all(bytes)
+                .map_err(|e| FormatError::io(&s.path, "write", e)),
+            None => {
+                self.mem.extend_from_slice(bytes);
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends the writing: the spool's buffer is flushed, so that [`Body::copy_into`] can read it.
+    fn finish(&mut self) -> Result<(), FormatError> {
+        match &mut self.spool {
+            Some(s) => s
+                .file
+                .flush()
+                .map_err(|e| FormatError::io(&s.path, "write", e)),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the data to `w` (the file `to`, named in errors), adding them to `hash`.
+    fn copy_into(
+        &self,
+        w: &mut impl Write,
+        hash: &mut Xxh64,
+        to: &Path,
+    ) -> Result<(), FormatError> {
+        let werr = |e| FormatError::io(to, "write", e);
+        let Some(s) = &self.spool else {
+            hash.update(&self.mem);
+            return w.write_all(&self.mem).map_err(werr);
+        };
+        let rerr = |e| FormatError::io(&s.path, "read", e);
+        let mut f = s.file.get_ref();
+        f.seek(SeekFrom::Start(0)).map_err(rerr)?;
+        let mut buf = vec![0u8; 1 << 20];
+        loop {
+            let n = f.read(&mut buf).map_err(rerr)?;
+            if n == 0 {
+                return Ok(());
+            }
+            hash.update(&buf[..n]);
+            w.write_all(&buf[..n]).map_err(werr)?;
+        }
+    }
 }
 
 impl Encoded {
@@ -175,10 +294,7 @@ fn write_file(tmp: &Path, enc: &Encoded) -> Result<u64, FormatError> {
     let werr = |e| FormatError::io(tmp, "write", e);
     w.write_all(&enc.header).map_err(werr)?;
     hash.update(&enc.header);
-    for block in &enc.blocks {
-        w.write_all(block).map_err(werr)?;
-        hash.update(block);
-    }
+    enc.body.copy_into(&mut w, &mut hash, tmp)?;
     let checksum = hash.digest();
     w.write_all(&checksum.to_le_bytes()).map_err(werr)?;
     let file = w
@@ -223,7 +339,8 @@ pub type SectionFn<'a> = dyn Fn(usize, &mut Vec<u16>) -> Result<(), FormatError>
 
 /// [`encode_table`] for sections made one at a time by `section` (of the lengths `lens`, and
 /// values below 256 when `width` is 1): only the sections being compressed are held in memory
-/// (one per thread with pairs, one at a time with zstd), never the whole table.
+/// (a batch of about one per thread with pairs, one at a time with zstd), never the whole
+/// table, and of the compressed data at most [`SPILL_BYTES`] (the rest in a spool file).
 pub fn encode_sections(
     path: &Path,
     meta: &TableMeta,
@@ -232,6 +349,20 @@ pub fn encode_sections(
     opts: &WriteOptions,
     section: &SectionFn<'_>,
 ) -> Result<Encoded, FormatError> {
+    encode_spilling(path, meta, lens, width, opts, section, SPILL_BYTES)
+}
+
+/// [`encode_sections`] keeping at most `spill` bytes of data in memory.
+pub(super) fn encode_spilling(
+    path: &Path,
+    meta: &TableMeta,
+    lens: &[u64],
+    width: u8,
+    opts: &WriteOptions,
+    section: &SectionFn<'_>,
+    spill: usize,
+) -> Result<Encoded, FormatError> {
+    let body = Body::new(path, spill);
     let get = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
         section(s, out)?;
         if out.len() as u64 != lens[s] || (width == 1 && out.iter().any(|&v| v > 0xff)) {
@@ -243,7 +374,7 @@ pub fn encode_sections(
         Ok(())
     };
     if let Compression::Pairs { block_bytes } = opts.compression {
-        return encode_pairs(path, meta, lens, width, &get, block_bytes as usize);
+        return encode_pairs(path, meta, lens, width, &get, block_bytes as usize, body);
     }
     let vpb = opts.values_per_block;
     if vpb == 0 || vpb > MAX_VALUES_PER_BLOCK {
@@ -265,7 +396,9 @@ pub fn encode_sections(
     fixed.values_per_block = vpb;
 
     let level = opts.level;
-    let mut compressed: Vec<(Vec<u8>, u64)> = Vec::new();
+    let mut body = body;
+    // Each block's length and checksum, for the header; the blocks go to `body`.
+    let mut blocks: Vec<(u64, u64)> = Vec::new();
     let mut values = Vec::new();
     // Section by section; within one, one job per block (blocks never span sections).
     for (s, &len) in lens.iter().enumerate() {
@@ -307,13 +440,17 @@ pub fn encode_sections(
                 },
             )
             .collect::<Result<_, FormatError>>()?;
-        compressed.extend(part);
+        for (block, sum) in part {
+            body.push(&block)?;
+            blocks.push((block.len() as u64, sum));
+        }
     }
-    fixed.block_count = compressed.len() as u64;
+    body.finish()?;
+    fixed.block_count = blocks.len() as u64;
 
     let layout =
         Layout::of(&fixed).ok_or_else(|| FormatError::invalid(path, "header size overflows"))?;
-    let compressed_bytes: u64 = compressed.iter().map(|(b, _)| b.len() as u64).sum();
+    let compressed_bytes: u64 = blocks.iter().map(|&(len, _)| len).sum();
     fixed.file_len = layout.data_start + compressed_bytes + 8;
 
     let mut header = Vec::with_capacity(layout.data_start as usize);
@@ -326,12 +463,12 @@ pub fn encode_sections(
         header.extend_from_slice(&len.to_le_bytes());
     }
     let mut offset = layout.data_start;
-    for (block, _) in &compressed {
+    for &(len, _) in &blocks {
         header.extend_from_slice(&offset.to_le_bytes());
-        offset += block.len() as u64;
+        offset += len;
     }
     header.extend_from_slice(&offset.to_le_bytes());
-    for (_, sum) in &compressed {
+    for &(_, sum) in &blocks {
         header.extend_from_slice(&sum.to_le_bytes());
     }
     debug_assert_eq!(header.len() as u64, layout.header_sum_pos);
@@ -339,7 +476,6 @@ pub fn encode_sections(
     header.extend_from_slice(&header_sum.to_le_bytes());
 
     let values: u64 = lens.iter().sum();
-    let blocks: Vec<Vec<u8>> = compressed.into_iter().map(|(b, _)| b).collect();
     Ok(Encoded {
         header,
         stats: WriteStats {
@@ -350,7 +486,7 @@ pub fn encode_sections(
             compressed_bytes,
             file_checksum: 0,
         },
-        blocks,
+        body,
     })
 }
 
@@ -374,8 +510,12 @@ fn header_start(
     Ok(fixed)
 }
 
-/// [`encode_sections`] for [`Compression::Pairs`]: sections encoded in parallel (each is
-/// deterministic), then laid out as [`super::pairs_file`] describes.
+/// Values of the sections [`encode_pairs`] encodes at once (more when there are more threads
+/// than sections this large): two sections of a large table's file.
+const BATCH_VALUES: u64 = 1 << 25;
+
+/// [`encode_sections`] for [`Compression::Pairs`]: sections encoded in parallel a batch at a
+/// time (each is deterministic), then laid out as [`super::pairs_file`] describes.
 fn encode_pairs(
     path: &Path,
     meta: &TableMeta,
@@ -383,6 +523,7 @@ fn encode_pairs(
     width: u8,
     get: &SectionFn<'_>,
     block_bytes: usize,
+    mut body: Body,
 ) -> Result<Encoded, FormatError> {
     if !pairs::valid_block_bytes(block_bytes) {
         return Err(FormatError::invalid(
@@ -393,15 +534,40 @@ fn encode_pairs(
     let mut fixed = header_start(path, meta, lens.len(), width)?;
     fixed.compression = COMPRESSION_PAIRS;
     fixed.values_per_block = block_bytes as u32;
-    let encoded: Vec<pairs::Encoded> = (0..lens.len())
-        .into_par_iter()
-        .map(|s| {
-            let mut values = Vec::new();
-            get(s, &mut values)?;
-            pairs::encode(&values, block_bytes)
-                .map_err(|e| FormatError::invalid(path, e.to_string()))
-        })
-        .collect::<Result<_, _>>()?;
+    let mut descriptors = Vec::new();
+    let mut tables = Vec::new();
+    let mut sums = ChunkSums::default();
+    let mut data_len = 0u64;
+    let threads = rayon::current_num_threads().max(1) as u64;
+    let budget = BATCH_VALUES.max(threads * lens.iter().copied().max().unwrap_or(0));
+    let mut next = 0;
+    while next < lens.len() {
+        // The batch: sections from `next` while their values fit the budget (at least one).
+        let mut end = next + 1;
+        let mut values = lens[next];
+        while end < lens.len() && values + lens[end] <= budget {
+            values += lens[end];
+            end += 1;
+        }
+        let encoded: Vec<pairs::Encoded> = (next..end)
+            .into_par_iter()
+            .map(|s| {
+                let mut values = Vec::new();
+                get(s, &mut values)?;
+                pairs::encode(&values, block_bytes)
+                    .map_err(|e| FormatError::invalid(path, e.to_string()))
+            })
+            .collect::<Result<_, _>>()?;
+        for (s, e) in (next..end).zip(&encoded) {
+            descriptors.extend_from_slice(&pairs_file::descriptor(lens[s], e));
+            tables.extend_from_slice(&pairs_file::section_tables(e));
+            sums.update(&e.data);
+            body.push(&e.data)?;
+            data_len += e.data.len() as u64;
+        }
+        next = end;
+    }
+    body.finish()?;
     let mut header = Vec::new();
     header.extend_from_slice(&fixed.encode());
     header.extend_from_slice(meta.material.as_bytes());
@@ -409,27 +575,19 @@ fn encode_pairs(
     header.extend_from_slice(&meta.encoding);
     header.resize(header.len().next_multiple_of(8), 0);
     debug_assert!(header.len() as u64 >= FIXED_LEN);
-    for (s, e) in encoded.iter().enumerate() {
-        header.extend_from_slice(&pairs_file::descriptor(lens[s], e));
-    }
-    for e in &encoded {
-        header.extend_from_slice(&pairs_file::section_tables(e));
-    }
-    let data: Vec<u8> = encoded
-        .iter()
-        .flat_map(|e| e.data.iter().copied())
-        .collect();
-    let total_blocks = (data.len() / block_bytes) as u64;
-    for sum in pairs_file::chunk_checksums(&data) {
+    header.extend_from_slice(&descriptors);
+    header.extend_from_slice(&tables);
+    for sum in sums.finish() {
         header.extend_from_slice(&sum.to_le_bytes());
     }
+    let total_blocks = data_len / block_bytes as u64;
     fixed.block_count = total_blocks.div_ceil(pairs_file::chunk_blocks(block_bytes));
-    fixed.file_len = header.len() as u64 + 8 + data.len() as u64 + 8;
+    fixed.file_len = header.len() as u64 + 8 + data_len + 8;
     header[..FIXED_LEN as usize].copy_from_slice(&fixed.encode());
     let header_sum = xxh64(&header, 0);
     header.extend_from_slice(&header_sum.to_le_bytes());
     let values: u64 = lens.iter().sum();
-    let compressed_bytes = data.len() as u64;
+    let compressed_bytes = data_len;
     Ok(Encoded {
         header,
         stats: WriteStats {
@@ -440,6 +598,42 @@ fn encode_pairs(
             compressed_bytes,
             file_checksum: 0,
         },
-        blocks: vec![data],
+        body,
     })
+}
+
+/// The checksums of the data region's chunks of [`pairs_file::CHUNK_BYTES`] (the last one
+/// shorter), fed a piece at a time: chunks may span sections.
+#[derive(Default)]
+pub(super) struct ChunkSums {
+    sums: Vec<u64>,
+    /// The start of the chunk not complete yet.
+    pending: Vec<u8>,
+}
+
+impl ChunkSums {
+    pub(super) fn update(&mut self, mut data: &[u8]) {
+        let chunk = pairs_file::CHUNK_BYTES;
+        if !self.pending.is_empty() {
+            let take = (chunk - self.pending.len()).min(data.len());
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.pending.len() < chunk {
+                return;
+            }
+            self.sums.push(xxh64(&self.pending, 0));
+            self.pending.clear();
+        }
+        let whole = data.len() / chunk * chunk;
+        self.sums
+            .extend(data[..whole].chunks(chunk).map(|c| xxh64(c, 0)));
+        self.pending.extend_from_slice(&data[whole..]);
+    }
+
+    pub(super) fn finish(mut self) -> Vec<u64> {
+        if !self.pending.is_empty() {
+            self.sums.push(xxh64(&self.pending, 0));
+        }
+        self.sums
+    }
 }
