@@ -157,10 +157,12 @@ impl Body {
             let n = SPOOLS.fetch_add(1, Ordering::Relaxed);
             name.push(format!(".tmp.{}.{n}", std::process::id()));
             let path = self.target.with_file_name(name);
+            // A file of that name can only be a killed writer's that had this process id.
             let file = File::options()
                 .read(true)
                 .write(true)
-                .create_new(true)
+                .create(true)
+                .truncate(true)
                 .open(&path)
                 .map_err(|e| FormatError::io(&path, "create", e))?;
             let mut spool = Spool {
