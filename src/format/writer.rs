@@ -11,7 +11,7 @@
 //! the whole compressed table.
 
 use std::fs::{self, File};
-use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -158,13 +158,7 @@ impl Body {
             name.push(format!(".tmp.{}.{n}", std::process::id()));
             let path = self.target.with_file_name(name);
             // A file of that name can only be a killed writer's that had this process id.
-            let file = File::options()
-                .read(true)
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .open(&path)
-                .map_err(|e| FormatError::io(&path, "create", e))?;
+            let file = File::create(&path).map_err(|e| FormatError::io(&path, "create", e))?;
             let mut spool = Spool {
                 path,
                 file: BufWriter::with_capacity(1 << 20, file),
@@ -212,8 +206,7 @@ impl Body {
             return w.write_all(&self.mem).map_err(werr);
         };
         let rerr = |e| FormatError::io(&s.path, "read", e);
-        let mut f = s.file.get_ref();
-        f.seek(SeekFrom::Start(0)).map_err(rerr)?;
+        let mut f = File::open(&s.path).map_err(rerr)?;
         let mut buf = vec![0u8; 1 << 20];
         loop {
             let n = f.read(&mut buf).map_err(rerr)?;
@@ -364,7 +357,7 @@ pub(super) fn encode_spilling(
     section: &SectionFn<'_>,
     spill: usize,
 ) -> Result<Encoded, FormatError> {
-    let body = Body::new(path, spill);
+    let mut body = Body::new(path, spill);
     let get = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
         section(s, out)?;
         if out.len() as u64 != lens[s] || (width == 1 && out.iter().any(|&v| v > 0xff)) {
@@ -398,7 +391,6 @@ pub(super) fn encode_spilling(
     fixed.values_per_block = vpb;
 
     let level = opts.level;
-    let mut body = body;
     // Each block's length and checksum, for the header; the blocks go to `body`.
     let mut blocks: Vec<(u64, u64)> = Vec::new();
     let mut values = Vec::new();
@@ -546,9 +538,9 @@ fn encode_pairs(
     while next < lens.len() {
         // The batch: sections from `next` while their values fit the budget (at least one).
         let mut end = next + 1;
-        let mut values = lens[next];
-        while end < lens.len() && values + lens[end] <= budget {
-            values += lens[end];
+        let mut batch = lens[next];
+        while end < lens.len() && batch + lens[end] <= budget {
+            batch += lens[end];
             end += 1;
         }
         let encoded: Vec<pairs::Encoded> = (next..end)

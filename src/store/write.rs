@@ -148,6 +148,12 @@ fn trial_ranges(size: u64) -> Vec<Range<u64>> {
         .collect()
 }
 
+/// The section lengths of a file holding the slots `ranges` of each of `sides` sides.
+fn range_lens(sides: usize, ranges: &[Range<u64>]) -> Vec<u64> {
+    let lens = ranges.iter().map(|r| r.end - r.start);
+    std::iter::repeat_n(lens, sides).flatten().collect()
+}
+
 /// A side's trial ([`trial_ranges`]) must be smaller than the other's by more than one part in
 /// this many (a ratio above 7/6) for [`trial_side`] to choose it without encoding both sides
 /// whole. Measured on the ≤4-piece set (1 082 `.dtz` and `.dtw` files of tables larger than a
@@ -205,10 +211,7 @@ fn choose_order<T: TableValues + ?Sized>(
         return Ok(own.clone());
     }
     let ranges = trial_ranges(own.size());
-    let lens: Vec<u64> = [0, 1]
-        .iter()
-        .flat_map(|_| ranges.iter().map(|r| r.end - r.start))
-        .collect();
+    let lens = range_lens(2, &ranges);
     let fill = Fill::suiting(&opts.wdl);
     let class = |v: Value| {
         u16::from(wdl_symbol(if v.is_win() {
@@ -306,12 +309,7 @@ pub fn write_table<T: TableValues + ?Sized>(
     let size = index.size();
     let per_side = sections_per_side(size);
     let section_range = |k: u64| k * SECTION_VALUES..((k + 1) * SECTION_VALUES).min(size);
-    let section_lens = |sides: &[usize]| -> Vec<u64> {
-        sides
-            .iter()
-            .flat_map(|_| (0..per_side).map(|k| section_range(k).end - section_range(k).start))
-            .collect()
-    };
+    let sections: Vec<Range<u64>> = (0..per_side).map(section_range).collect();
     let mut written = Vec::new();
     let metric = table.metric();
     // A `.dtw` file takes the order of the table's `.wdl` file where there is one (written
@@ -346,7 +344,7 @@ pub fn write_table<T: TableValues + ?Sized>(
         let encoded = format::encode_sections(
             &path,
             &meta(material, Metric::Wdl, index, Vec::new()),
-            &section_lens(&[0, 1]),
+            &range_lens(2, &sections),
             1,
             &opts.wdl,
             &section,
@@ -409,10 +407,7 @@ pub fn write_table<T: TableValues + ?Sized>(
             sides
         };
         let encoding: Vec<u8> = std::iter::once(mask).chain(map.iter().copied()).collect();
-        let lens: Vec<u64> = which
-            .iter()
-            .flat_map(|_| ranges.iter().map(|r| r.end - r.start))
-            .collect();
+        let lens = range_lens(which.len(), ranges);
         let section = |s: usize, out: &mut Vec<u16>| -> Result<(), FormatError> {
             let (side, range) = (which[s / ranges.len()], ranges[s % ranges.len()].clone());
             let mut raw = Vec::new();
@@ -436,7 +431,6 @@ pub fn write_table<T: TableValues + ?Sized>(
             &section,
         )?)
     };
-    let sections: Vec<Range<u64>> = (0..per_side).map(section_range).collect();
     // One side: whichever compresses smaller (White on a tie). The other is one ply of search
     // away for DTZ and DTW alike (the module doc).
     let encoded = match trial_side(size, |side, ranges| Ok(encode(&[side], ranges)?.file_len()))? {

@@ -246,8 +246,8 @@ impl Material {
 
     /// Tables (canonical) reached by one capture or one promotion, sorted and without repeats.
     pub fn dependencies(&self) -> Vec<Material> {
-        let mut out = self.reached(true);
-        out.extend(self.reached(false));
+        let mut out = self.capture_targets();
+        out.extend(self.promotion_targets());
         out.sort();
         out.dedup();
         out
@@ -257,51 +257,56 @@ impl Material {
     /// without repeats: the tables a capture search ([`crate::table::resolve`]) from a position
     /// of this table looks up, one capture at a time.
     pub fn capture_targets(&self) -> Vec<Material> {
-        self.reached(true)
-    }
-
-    /// Tables (canonical) reached by a promotion without a capture, sorted and without repeats.
-    pub fn promotion_targets(&self) -> Vec<Material> {
-        self.reached(false)
-    }
-
-    /// [`Material::capture_targets`] (`captures`) or [`Material::promotion_targets`].
-    fn reached(&self, captures: bool) -> Vec<Material> {
-        let mut out = BTreeSet::new();
+        let mut out = Vec::new();
         for mover in Color::ALL {
             let them = !mover;
-            let pawns = self.counts[mover.index()][Role::Pawn.index()];
-            if !captures {
-                if pawns > 0 {
-                    for promo in Role::PROMOTIONS {
-                        let mut p = *self;
-                        p.counts[mover.index()][Role::Pawn.index()] -= 1;
-                        p.counts[mover.index()][promo.index()] += 1;
-                        out.insert(p);
-                    }
-                }
-                continue;
-            }
             for victim in Role::ALL {
                 if self.counts[them.index()][victim.index()] == 0 {
                     continue;
                 }
                 let mut after = *self;
                 after.counts[them.index()][victim.index()] -= 1;
-                out.insert(after);
+                out.push(after);
                 // Capture-promotion: a pawn of the mover captures onto the last rank. Only possible
                 // if the victim is not a pawn (no pawns on the last rank).
-                if victim != Role::Pawn && pawns > 0 {
-                    for promo in Role::PROMOTIONS {
-                        let mut p = after;
-                        p.counts[mover.index()][Role::Pawn.index()] -= 1;
-                        p.counts[mover.index()][promo.index()] += 1;
-                        out.insert(p);
-                    }
+                if victim != Role::Pawn {
+                    out.extend(after.promotions_of(mover));
                 }
             }
         }
-        let set: BTreeSet<Material> = out
+        Self::tables(out)
+    }
+
+    /// Tables (canonical) reached by a promotion without a capture, sorted and without repeats.
+    pub fn promotion_targets(&self) -> Vec<Material> {
+        Self::tables(
+            Color::ALL
+                .into_iter()
+                .flat_map(|c| self.promotions_of(c))
+                .collect(),
+        )
+    }
+
+    /// This material with one pawn of `mover` promoted, to each piece a pawn promotes to
+    /// (none without a pawn).
+    fn promotions_of(&self, mover: Color) -> Vec<Material> {
+        if self.counts[mover.index()][Role::Pawn.index()] == 0 {
+            return Vec::new();
+        }
+        Role::PROMOTIONS
+            .iter()
+            .map(|promo| {
+                let mut p = *self;
+                p.counts[mover.index()][Role::Pawn.index()] -= 1;
+                p.counts[mover.index()][promo.index()] += 1;
+                p
+            })
+            .collect()
+    }
+
+    /// The tables among `materials`, canonical, sorted and without repeats.
+    fn tables(materials: Vec<Material>) -> Vec<Material> {
+        let set: BTreeSet<Material> = materials
             .into_iter()
             .filter(|m| m.is_table())
             .map(|m| m.canonical())
