@@ -27,6 +27,7 @@ threads=()
 python3 - "$report" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
+M = 2**20
 print(f"{'table':10} {'slots/side':>12} {'cpu s':>8} {'est s':>8} {'ratio':>6} "
       f"{'peak MiB':>9} {'est MiB':>8} {'ratio':>6} {'B/slot/side':>11}")
 within = timed = 0
@@ -43,9 +44,24 @@ for r in rows:
     else:
         ratio = f"{'-':>6}"
     print(f"{r['material']:10} {r['slots_per_side']:12} {r['cpu_seconds']:8.1f} "
-          f"{r['estimated_cpu_seconds']:8.1f} {ratio} {r['peak_rss_bytes']/2**20:9.0f} "
-          f"{r['estimated_memory_bytes']/2**20:8.0f} {m:6.2f} "
+          f"{r['estimated_cpu_seconds']:8.1f} {ratio} {r['peak_rss_bytes']/M:9.0f} "
+          f"{r['estimated_memory_bytes']/M:8.0f} {m:6.2f} "
           f"{r['peak_rss_bytes']/(2*r['slots_per_side']):11.2f}")
 print(f"{len(rows)} tables built; CPU estimate within 25 % on {within} of the {timed} "
       "estimated at 1 s or more")
+# Where the peak lies: each phase's CPU time and peak beside the estimate's parts (the
+# solver's and the writer's, each with the sources read and the program's base).
+print()
+print(f"{'table':10} {'phase':10} {'cpu s':>8} {'peak MiB':>9} {'est MiB':>8}")
+for r in rows:
+    if not r.get("phases"):
+        continue
+    base = r["estimated_memory_bytes"] - max(r["estimated_solver_bytes"],
+        r["estimated_writer_bytes"]) - r["estimated_sources_bytes"]
+    for p in r["phases"]:
+        part = r["estimated_solver_bytes" if p["step"] == "solve" else "estimated_writer_bytes"]
+        est = part + r["estimated_sources_bytes"] + base
+        peak = p["peak_rss_bytes"]
+        print(f"{r['material']:10} {p['metric'] + ' ' + p['step']:10} "
+              f"{p['cpu_seconds'] or 0:8.1f} {(peak or 0)/M:9.0f} {est/M:8.0f}")
 PY

@@ -606,6 +606,45 @@ fn report_lists_each_table_built_with_measured_and_estimated_resources() {
         let rss = v["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM");
         assert!(rss > 1 << 20 && rss < 1 << 40, "{v}");
         assert!(v["estimated_memory_bytes"].as_u64().unwrap() > 0, "{v}");
+        // Each metric's solve and write, in order, measured on their own: their CPU times add
+        // up to at most the whole's (each rounded to 1 ms), their peaks to at most its peak.
+        let phases = v["phases"].as_array().expect("phases");
+        let steps: Vec<String> = phases
+            .iter()
+            .map(|p| {
+                format!(
+                    "{} {}",
+                    p["metric"].as_str().unwrap(),
+                    p["step"].as_str().unwrap()
+                )
+            })
+            .collect();
+        assert_eq!(
+            steps,
+            ["dtz solve", "dtz write", "dtw solve", "dtw write"],
+            "{v}"
+        );
+        let cpu: f64 = phases
+            .iter()
+            .map(|p| p["cpu_seconds"].as_f64().unwrap())
+            .sum();
+        assert!(cpu <= v["cpu_seconds"].as_f64().unwrap() + 0.003, "{v}");
+        for p in phases {
+            let peak = p["peak_rss_bytes"].as_u64().expect("Linux reports VmHWM");
+            assert!(peak > 1 << 20 && peak <= rss, "{v}");
+            let start = p["start_rss_bytes"].as_u64().expect("Linux reports VmRSS");
+            assert!(start > 1 << 20 && start < 1 << 40, "{v}");
+        }
+        // The estimate's parts: the larger of solver and writer, and the sources, within it.
+        let part = |k: &str| v[k].as_u64().unwrap();
+        let (solver, writer) = (
+            part("estimated_solver_bytes"),
+            part("estimated_writer_bytes"),
+        );
+        assert!(
+            solver.max(writer) + part("estimated_sources_bytes") < part("estimated_memory_bytes"),
+            "{v}"
+        );
     }
     // Everything present: nothing built, nothing appended.
     let out = run();

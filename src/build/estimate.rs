@@ -23,12 +23,13 @@ use std::collections::HashMap;
 ///   spills, as many again, counted twice), compressed in a scratch file beyond; a DTW solve
 ///   also holds the WDL classes of the table ([`WdlHint`]), 2 bits per slot and side;
 /// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
-///   sections at a time: the frames read, the symbols and the pairs encoder's copy (8 bytes a
-///   slot), the values of one shared run each where the file orders the rest groups unlike
-///   the solver ([`Index::shared_run`]: 2 bytes a slot of at most a lead configuration), the
-///   encoder's pair tables, and the compressed data of the two encodings a one-side file
-///   may compare ([`SPILL_BYTES`] each at most, the rest waits in a spool file on disk) with
-///   their headers (a 64th of the data), beside the exact values;
+///   sections at a time: [`WRITER_BYTES_PER_SECTION_SLOT`] per slot of a section and one set
+///   of the pairs encoder's tables (measured), the values of one shared run each where the
+///   file orders the rest groups unlike the solver ([`Index::shared_run`]: 2 bytes a slot of
+///   at most a lead configuration), and the compressed data of the two encodings a one-side
+///   file may compare (at [`WRITER_IMAGE_BYTES_PER_SLOT`], [`SPILL_BYTES`] each at most, the
+///   rest waits in a spool file on disk) with their headers (a 64th of the data), beside the
+///   exact values;
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
 ///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW; tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead: a WDL/DTZ build reads
@@ -48,8 +49,14 @@ pub struct Estimate {
     pub material: Material,
     /// Slots per side to move.
     pub slots: u64,
-    /// Estimated peak memory of the process while building this table, in bytes.
+    /// Estimated peak memory of the process while building this table, in bytes:
+    /// `max(solver, writer) + sources +` [`BASE_MEMORY`].
     pub memory: u64,
+    /// Its parts: the solver's and the writer's peaks (the larger over the metrics built), and
+    /// the smaller tables read, decoded or mapped, which both phases hold.
+    pub solver: u64,
+    pub writer: u64,
+    pub sources: u64,
     /// Upper estimate of the bytes of the table's files.
     pub disk: u64,
     /// Slot visits (2 sides × slots × metrics): the unit of progress and time estimates.
@@ -78,6 +85,22 @@ pub const DISK_BYTES_PER_SLOT: [f64; 3] = [0.25, 0.5, 0.5];
 /// ≤4-piece `.wdl` files (0.030; the largest 0.13): an expectation, not a bound, as the pages
 /// are clean and the kernel takes them back when memory runs short.
 pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
+/// The writer's peak per slot of a section ([`SECTION_VALUES`] at most), beside one set of
+/// the pairs encoder's tables ([`ENCODER_TABLE_BYTES`]): two sections are in flight, each
+/// with the codes read, their symbols and the encoder's copy of them (2 bytes a slot each)
+/// and the encoder's pair candidates; the encoder's tables peak when a section's symbols
+/// reach [`crate::format::pairs::MAX_SYMBOLS`], late in its encoding, and two sections seldom
+/// peak at once. Measured with `generate --report` (the write phases' own peaks, their peak
+/// less the resident set at their start) on KKKKvB, NNNvNN, KKKKvP, KKKKKvB and KQBNvK (6·10⁶
+/// to 1.2·10⁸ slots per side): 137 to 350 MiB, 7 to 16 bytes per section slot beside the
+/// tables; the estimate takes 12.
+pub const WRITER_BYTES_PER_SECTION_SLOT: u64 = 12;
+/// Expected compressed bytes per slot and side of the largest file a table writes, for the
+/// compressed data its writer keeps in memory (up to [`SPILL_BYTES`] an encoding): above the
+/// largest ratio of the five- and six-piece files built so far (NNNvNNN's `.dtw` and
+/// KKKKvP's `.dtw`: 0.067 and 0.089), where [`DISK_BYTES_PER_SLOT`] is an upper bound for
+/// the disk check.
+pub const WRITER_IMAGE_BYTES_PER_SLOT: f64 = 0.1;
 /// Header and offset table allowance per file.
 pub const DISK_HEADER_BYTES: u64 = 4096;
 
@@ -115,14 +138,16 @@ pub fn estimate_with(
     let hint = if dtw { WdlHint::bytes(n) } else { 0 };
     let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling + hint;
     let section = n.min(SECTION_VALUES);
-    let largest = if dtw { file(Metric::Dtw) } else { 0 };
     // A file in another rest order than the solver's reads the values one shared run (at
     // most a lead configuration, at most a section) at a time, beside each section.
     let run = 2 * Index::new(m).rest_size().min(section);
-    let image = file(Metric::Dtz).max(largest);
+    // The compressed data a file's encodings hold in memory: its expected size, not the
+    // upper bound the disk check takes.
+    let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
     let writing = in_memory
-        + 2 * (section * 8 + run)
-        + 2 * ENCODER_TABLE_BYTES
+        + ENCODER_TABLE_BYTES
+        + WRITER_BYTES_PER_SECTION_SLOT * section
+        + 2 * run
         + 2 * (image.min(SPILL_BYTES as u64) + image / 64);
     let block = 2 * u64::from(DTW_VALUES_PER_BLOCK);
     let (sources, far_tables) = reached_tables(m);
@@ -175,6 +200,9 @@ pub fn estimate_with(
         material: m,
         slots: n,
         memory: solver.max(writing) + cache + BASE_MEMORY,
+        solver,
+        writer: writing,
+        sources: cache,
         disk,
         work,
     }
@@ -283,14 +311,19 @@ mod tests {
             (2.0 * n as f64 * 0.25) as u64 + (2.0 * n as f64 * 0.5) as u64 + 2 * DISK_HEADER_BYTES;
         assert_eq!(e.disk, disk);
         // Solving: state bytes, quiet bits, frontier; the exact values in memory (a small
-        // table), and as many again for spills, twice. Writing: the exact values, two sections
-        // of 8 bytes a slot, the encoder's tables, the DTZ file's estimate. + the caches of KvR,
-        // KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all of them small) + base.
+        // table), and as many again for spills, twice. Writing: the exact values, the measured
+        // bytes per section slot (the whole table is one section), one set of the encoder's
+        // tables, a shared run of each section (a lead configuration: the rook's 62 squares),
+        // the expected compressed data of two encodings, each with its header. + the
+        // caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all small) + base.
         let solving = 2 * n + 2 * n / 8 + 2 * n / 4 + 3 * 4 * n;
-        let dtz_file = (2.0 * n as f64 * 0.5) as u64 + DISK_HEADER_BYTES;
-        // Two encodings of the `.dtz` file (both sides, compared), each with its header.
-        let images = 2 * (dtz_file + dtz_file / 64);
-        let writing = 4 * n + 2 * n * 8 + 2 * ENCODER_TABLE_BYTES + images;
+        let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
+        let writing = 4 * n
+            + WRITER_BYTES_PER_SECTION_SLOT * n
+            + ENCODER_TABLE_BYTES
+            + 2 * 2 * 62
+            + 2 * (image + image / 64);
+        assert_eq!((e.solver, e.writer), (solving, writing), "{e:?}");
         let peak = solving.max(writing) + BASE_MEMORY;
         assert!(e.memory >= peak, "{e:?}");
         assert!(e.memory < peak + 2 * 2 * 518 * 62 * 6, "{e:?}");

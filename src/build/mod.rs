@@ -31,12 +31,13 @@ mod system;
 
 pub use estimate::{
     BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, Estimate, MAPPED_WDL_BYTES_PER_SLOT,
-    NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4, SOURCE_CACHE_BLOCKS, estimate, estimate_with,
+    NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4, SOURCE_CACHE_BLOCKS,
+    WRITER_BYTES_PER_SECTION_SLOT, WRITER_IMAGE_BYTES_PER_SLOT, estimate, estimate_with,
     human_bytes,
 };
 pub use present::{Unusable, check_files, is_present};
 pub use source::DecodedTables;
-pub use system::{Measured, free_disk, physical_memory, remove_stale_temporaries};
+pub use system::{Measured, Phase, Step, free_disk, physical_memory, remove_stale_temporaries};
 
 use crate::format::ReadOptions;
 use crate::r#gen::{GenError, IN_MEMORY_SLOTS, Progress, SolveOptions, WdlHint, solve};
@@ -556,7 +557,7 @@ fn build_one(
     // The disk may have filled since the plan was checked.
     check_disk(m.to_string(), e.disk, opts)?;
     let t0 = Instant::now();
-    let meter = measure.then(system::Meter::start);
+    let mut meter = measure.then(system::Meter::start);
     events(&BuildEvent::Start { i, material: m });
     // A fresh source per table: its block caches hold this table's dependencies only.
     let source = Tablebase::open_with(
@@ -601,6 +602,9 @@ fn build_one(
         .map_err(|e| BuildError::Gen(m, e))?;
         // The classes are not needed by the writer.
         drop(solve_opts);
+        if let Some(meter) = &mut meter {
+            meter.lap(metric, Step::Solve);
+        }
         events(&BuildEvent::Writing {
             i,
             material: m,
@@ -608,6 +612,9 @@ fn build_one(
         });
         for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
             bytes += stats.file_len;
+        }
+        if let Some(meter) = &mut meter {
+            meter.lap(metric, Step::Write);
         }
         if metric != Metric::Dtw && t.metrics.contains(&Metric::Dtw) {
             let h = WdlHint::of(&table).map_err(|e| BuildError::Gen(m, GenError::Scratch(e)))?;

@@ -111,41 +111,123 @@ pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize 
 }
 
 /// What one table's build took, measured on this process: CPU time (all threads, user and
-/// system) and peak resident memory. Either is `None` where the system does not tell.
-#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+/// system) and peak resident memory, in all and per [`Phase`]. Either is `None` where the
+/// system does not tell.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Measured {
     pub cpu: Option<std::time::Duration>,
     pub peak_rss: Option<u64>,
+    /// The build's phases in order, each measured on its own: where the peak lies (solver or
+    /// writer) and what each costs, to set against the parts of an [`super::Estimate`].
+    pub phases: Vec<Phase>,
+}
+
+/// One phase of a table's build, measured: from the end of the phase before (or the start)
+/// to its own end.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Phase {
+    pub metric: Metric,
+    pub step: Step,
+    pub cpu: Option<std::time::Duration>,
+    /// The resident set when the phase began, and its peak during the phase: the difference
+    /// is what the phase itself added.
+    pub start_rss: Option<u64>,
+    pub peak_rss: Option<u64>,
+}
+
+/// What a [`Phase`] of a build does.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    /// Reading the smaller tables and solving one metric.
+    Solve,
+    /// Compressing and writing that metric's files.
+    Write,
+}
+
+impl Step {
+    pub fn name(self) -> &'static str {
+        match self {
+            Step::Solve => "solve",
+            Step::Write => "write",
+        }
+    }
 }
 
 /// A measurement in progress: [`Meter::start`] notes the CPU time so far and resets the
-/// process's peak-RSS mark (Linux: `/proc/self/clear_refs`), [`Meter::stop`] reads both again.
+/// process's peak-RSS mark (Linux: `/proc/self/clear_refs`), [`Meter::lap`] ends a phase (and
+/// resets the mark again), [`Meter::stop`] ends the whole.
 pub(crate) struct Meter {
     cpu0: Option<std::time::Duration>,
+    /// CPU time and resident set at the end of the last phase.
+    lap_cpu: Option<std::time::Duration>,
+    lap_rss: Option<u64>,
     peak_reset: bool,
+    /// The largest peak of the phases ended so far (the mark is reset after each).
+    peak: Option<u64>,
+    phases: Vec<Phase>,
+}
+
+/// Reset the process's peak-RSS mark to its current resident set; false where that fails.
+fn reset_peak() -> bool {
+    // Writing 5 resets the high-water mark of the resident set to the current size
+    // (proc(5), Linux ≥ 4.0); where it fails, the peak is the process's so far.
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 impl Meter {
     pub(crate) fn start() -> Meter {
-        // Writing 5 resets the high-water mark of the resident set to the current size
-        // (proc(5), Linux ≥ 4.0); where it fails, the peak is the process's so far.
-        let peak_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+        let peak_reset = reset_peak();
+        let cpu0 = cpu_time();
         Meter {
-            cpu0: cpu_time(),
+            cpu0,
+            lap_cpu: cpu0,
+            lap_rss: rss_now(),
             peak_reset,
+            peak: None,
+            phases: Vec::new(),
         }
     }
 
-    pub(crate) fn stop(&self) -> Measured {
-        let cpu = match (self.cpu0, cpu_time()) {
-            (Some(a), Some(b)) => Some(b.saturating_sub(a)),
-            _ => None,
-        };
+    /// The peak resident set since the last reset, if the mark was reset.
+    fn peak_since_reset(&self) -> Option<u64> {
+        if self.peak_reset { peak_rss() } else { None }
+    }
+
+    /// End the phase `step` of `metric`, begun where the last one ended.
+    pub(crate) fn lap(&mut self, metric: Metric, step: Step) {
+        let cpu = cpu_time();
+        let peak_rss = self.peak_since_reset();
+        self.phases.push(Phase {
+            metric,
+            step,
+            cpu: since(self.lap_cpu, cpu),
+            start_rss: self.lap_rss,
+            peak_rss,
+        });
+        self.peak = self.peak.max(peak_rss);
+        self.lap_cpu = cpu;
+        self.lap_rss = rss_now();
+        self.peak_reset = self.peak_reset && reset_peak();
+    }
+
+    pub(crate) fn stop(self) -> Measured {
+        let peak_rss = self
+            .peak_since_reset()
+            .map(|p| p.max(self.peak.unwrap_or(0)));
         Measured {
-            cpu,
-            peak_rss: if self.peak_reset { peak_rss() } else { None },
+            cpu: since(self.cpu0, cpu_time()),
+            peak_rss,
+            phases: self.phases,
         }
     }
+}
+
+/// CPU time from `a` to `b`.
+fn since(
+    a: Option<std::time::Duration>,
+    b: Option<std::time::Duration>,
+) -> Option<std::time::Duration> {
+    Some(b?.saturating_sub(a?))
 }
 
 /// CPU time of this process so far (user + system, all threads).
@@ -170,10 +252,20 @@ fn cpu_time() -> Option<std::time::Duration> {
 
 /// The process's peak resident set since start or the last reset (`VmHWM`), in bytes.
 fn peak_rss() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident set now (`VmRSS`), in bytes.
+fn rss_now() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A size in kB from `/proc/self/status`, in bytes.
+fn status_bytes(key: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(key))?;
     let kb: u64 = line
-        .trim_start_matches("VmHWM:")
+        .trim_start_matches(key)
         .trim()
         .trim_end_matches("kB")
         .trim()

@@ -230,6 +230,16 @@ fn report_line(
         "estimated_cpu_seconds": (e.cpu_seconds() * 10.0).round() / 10.0,
         "peak_rss_bytes": measured.peak_rss,
         "estimated_memory_bytes": e.memory,
+        "estimated_solver_bytes": e.solver,
+        "estimated_writer_bytes": e.writer,
+        "estimated_sources_bytes": e.sources,
+        "phases": measured.phases.iter().map(|p| serde_json::json!({
+            "metric": p.metric.extension(),
+            "step": p.step.name(),
+            "cpu_seconds": p.cpu.map(|c| (c.as_secs_f64() * 1000.0).round() / 1000.0),
+            "start_rss_bytes": p.start_rss,
+            "peak_rss_bytes": p.peak_rss,
+        })).collect::<Vec<_>>(),
         "bytes_written": bytes,
     })
     .to_string()
