@@ -144,7 +144,7 @@ pub fn estimate_with(
     // The compressed data a file's encodings hold in memory: its expected size, not the
     // upper bound the disk check takes.
     let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
-    let writing = in_memory
+    let writer = in_memory
         + ENCODER_TABLE_BYTES
         + WRITER_BYTES_PER_SECTION_SLOT * section
         + 2 * run
@@ -199,9 +199,9 @@ pub fn estimate_with(
     Estimate {
         material: m,
         slots: n,
-        memory: solver.max(writing) + cache + BASE_MEMORY,
+        memory: solver.max(writer) + cache + BASE_MEMORY,
         solver,
-        writer: writing,
+        writer,
         sources: cache,
         disk,
         work,

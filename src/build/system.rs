@@ -162,8 +162,6 @@ pub(crate) struct Meter {
     lap_cpu: Option<std::time::Duration>,
     lap_rss: Option<u64>,
     peak_reset: bool,
-    /// The largest peak of the phases ended so far (the mark is reset after each).
-    peak: Option<u64>,
     phases: Vec<Phase>,
 }
 
@@ -183,7 +181,6 @@ impl Meter {
             lap_cpu: cpu0,
             lap_rss: rss_now(),
             peak_reset,
-            peak: None,
             phases: Vec::new(),
         }
     }
@@ -204,16 +201,16 @@ impl Meter {
             start_rss: self.lap_rss,
             peak_rss,
         });
-        self.peak = self.peak.max(peak_rss);
         self.lap_cpu = cpu;
         self.lap_rss = rss_now();
         self.peak_reset = self.peak_reset && reset_peak();
     }
 
     pub(crate) fn stop(self) -> Measured {
-        let peak_rss = self
-            .peak_since_reset()
-            .map(|p| p.max(self.peak.unwrap_or(0)));
+        // The mark was reset after each phase: the whole's peak is the largest of theirs and
+        // of what came after the last.
+        let phases = self.phases.iter().filter_map(|p| p.peak_rss).max();
+        let peak_rss = self.peak_since_reset().map(|p| p.max(phases.unwrap_or(0)));
         Measured {
             cpu: since(self.cpu0, cpu_time()),
             peak_rss,

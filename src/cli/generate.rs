@@ -225,8 +225,8 @@ fn report_line(
         "slots_per_side": e.slots,
         "work": e.work,
         "threads": threads,
-        "wall_seconds": (time.as_secs_f64() * 1000.0).round() / 1000.0,
-        "cpu_seconds": measured.cpu.map(|c| (c.as_secs_f64() * 1000.0).round() / 1000.0),
+        "wall_seconds": seconds_ms(time),
+        "cpu_seconds": measured.cpu.map(seconds_ms),
         "estimated_cpu_seconds": (e.cpu_seconds() * 10.0).round() / 10.0,
         "peak_rss_bytes": measured.peak_rss,
         "estimated_memory_bytes": e.memory,
@@ -236,13 +236,18 @@ fn report_line(
         "phases": measured.phases.iter().map(|p| serde_json::json!({
             "metric": p.metric.extension(),
             "step": p.step.name(),
-            "cpu_seconds": p.cpu.map(|c| (c.as_secs_f64() * 1000.0).round() / 1000.0),
+            "cpu_seconds": p.cpu.map(seconds_ms),
             "start_rss_bytes": p.start_rss,
             "peak_rss_bytes": p.peak_rss,
         })).collect::<Vec<_>>(),
         "bytes_written": bytes,
     })
     .to_string()
+}
+
+/// A duration in seconds, rounded to the millisecond.
+fn seconds_ms(d: Duration) -> f64 {
+    (d.as_secs_f64() * 1000.0).round() / 1000.0
 }
 
 /// `, cpu 12 s (est. 10 s), peak 1.2 GiB (est. 1.3 GiB)` for a table's progress line.
