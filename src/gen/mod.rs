@@ -44,7 +44,7 @@ mod solve;
 pub use exact::{IN_MEMORY_SLOTS, ScratchError};
 pub use hint::{Class as WdlClass, WdlHint};
 pub use memory::{LookupError, MemoryTables};
-pub use solve::{Progress, SolveOptions, Solved, UNIT_SLOTS, generate, solve};
+pub use solve::{Direction, Progress, SolveOptions, Solved, UNIT_SLOTS, generate, solve};
 
 use crate::rules::Position;
 use crate::table::{MAX_DISTANCE, Material, Metric, Value};

@@ -40,6 +40,9 @@ use std::time::{Duration, Instant};
 const CHUNK: u64 = 4096;
 /// Frontier entries per parallel work item.
 const LIST_CHUNK: usize = 1024;
+/// Slots a scan reads in the time one position's moves are visited, for
+/// [`Direction::Auto`]'s choice.
+const SCAN_SLOTS_PER_VISIT: u64 = 64;
 
 /// The state byte of a slot during a unit's solve.
 pub mod state {
@@ -241,6 +244,24 @@ pub struct SolveOptions {
     /// work they make needless ([`WdlHint`]); the values are the same without. Ignored by the
     /// other metrics.
     pub wdl_hint: Option<Arc<WdlHint>>,
+    /// How each level is solved (default: whichever visits fewer slots); the values are the
+    /// same either way.
+    pub levels: Direction,
+}
+
+/// How a level finds the positions it decides ([`UnitSolver::level`]).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Backward from its events when they are fewer than the undecided positions (with a
+    /// scan's cost added), forward otherwise.
+    #[default]
+    Auto,
+    /// Backward: un-move from each position decided at the level before (a loss's
+    /// predecessors win; a win's become loss candidates, then checked).
+    Backward,
+    /// Forward: every undecided position looks at its own moves (one to a loss of the level
+    /// before wins; all to earlier wins lose).
+    Forward,
 }
 
 impl Default for SolveOptions {
@@ -252,6 +273,7 @@ impl Default for SolveOptions {
             resume: false,
             checkpoint_every: Duration::from_secs(60),
             wdl_hint: None,
+            levels: Direction::Auto,
         }
     }
 }
@@ -674,6 +696,10 @@ struct Frontier {
     /// Loss candidates marked at the current level.
     candidates: Bucket,
     base: u32,
+    /// `counts[d − base]`: slots decided at distance `d` (listed or not).
+    counts: Vec<u64>,
+    /// Slots still undecided (any pending code).
+    undecided: u64,
     total: usize,
     total_cap: usize,
     level_cap: usize,
@@ -748,8 +774,21 @@ struct Sink {
     other: Vec<(u32, Entry)>,
     /// Loss candidates marked.
     candidates: Vec<Entry>,
+    /// Slots decided, and those of them at distance `level`.
+    decisions: u64,
+    at_level: u64,
     /// The lead part of the last slot taken apart.
     lead: LeadCache,
+}
+
+/// The state codes a forward level reads and writes ([`UnitSolver::settle`]).
+struct Codes {
+    /// `L(n−1)`.
+    lose_prev: u8,
+    /// `W(n)`.
+    win_now: u8,
+    /// A baseline `W(n)` waiting to be placed (or a code no slot holds).
+    pending_now: u8,
 }
 
 /// The solver of one unit.
@@ -798,6 +837,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 pending: Vec::new(),
                 candidates: Bucket::Empty,
                 base: 0,
+                counts: Vec::new(),
+                undecided: 0,
                 total: 0,
                 // At most 2·len/32 entries of 8 bytes: 0.25 byte per slot and side.
                 total_cap: (2 * len / 32) as usize,
@@ -994,16 +1035,18 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     fn init_frontier(&self) {
         let w = self.window;
         let n = w.len as usize + 1;
-        // Per window distance: (decided slots, pending wins).
-        let hist = self
+        // Per window distance: (decided slots, pending wins); and the undecided slots.
+        let classes = Classes::at(&w, w.base);
+        let (hist, undecided) = self
             .chunks
             .par_iter()
             .fold(
-                || vec![(0u64, 0u64); n],
-                |mut h, r| {
+                || (vec![(0u64, 0u64); n], 0u64),
+                |(mut h, mut undecided), r| {
                     for local in r.clone() {
                         for side in 0..2 {
                             let code = self.load(side, local);
+                            undecided += u64::from(classes.undecided(code));
                             if let Some(d) = self.pending_win(code) {
                                 if let Some(i) = d.checked_sub(w.base)
                                     && (i as usize) < n
@@ -1015,22 +1058,24 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             }
                         }
                     }
-                    h
+                    (h, undecided)
                 },
             )
             .reduce(
-                || vec![(0u64, 0u64); n],
-                |mut a, b| {
+                || (vec![(0u64, 0u64); n], 0),
+                |(mut a, u), (b, v)| {
                     for (x, y) in a.iter_mut().zip(b) {
                         x.0 += y.0;
                         x.1 += y.1;
                     }
-                    a
+                    (a, u + v)
                 },
             );
         let mut guard = self.frontier.lock().expect("frontier lock");
         let f = &mut *guard;
         f.base = w.base;
+        f.counts = hist.iter().map(|&(decided, _)| decided).collect();
+        f.undecided = undecided;
         f.decided = (0..n).map(|_| Bucket::Empty).collect();
         f.pending = (0..n).map(|_| Bucket::Empty).collect();
         f.candidates = Bucket::Empty;
@@ -1103,8 +1148,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     #[inline]
     fn decided(&self, sink: &mut Sink, side: usize, local: u64, d: u32) {
         sink.max = sink.max.max(d);
+        sink.decisions += 1;
         let e = local * 2 + side as u64;
         if d == sink.level {
+            sink.at_level += 1;
             if sink.keep_next {
                 sink.next.push(e);
             }
@@ -1118,12 +1165,19 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         if sink.max > self.max_level.load(Relaxed) {
             self.max_level.fetch_max(sink.max, Relaxed);
         }
-        if sink.next.is_empty() && sink.other.is_empty() && sink.candidates.is_empty() {
+        if sink.decisions == 0 && sink.candidates.is_empty() {
             return;
         }
         let mut guard = self.frontier.lock().expect("frontier lock");
         let f = &mut *guard;
         let (level_cap, total_cap, base) = (f.level_cap, f.total_cap, f.base);
+        f.undecided -= sink.decisions;
+        if let Some(c) = f.counts.get_mut((sink.level - base) as usize) {
+            *c += sink.at_level;
+        }
+        for &(d, _) in &sink.other {
+            f.counts[(d - base) as usize] += 1;
+        }
         if !sink.next.is_empty() {
             Frontier::push(
                 &mut f.decided[(sink.level - base) as usize],
@@ -1153,6 +1207,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         sink.next.clear();
         sink.other.clear();
         sink.candidates.clear();
+        sink.decisions = 0;
+        sink.at_level = 0;
     }
 
     /// Phase 3: the level-by-level retrograde passes (module doc of [`super`]). Level `n`
@@ -1170,30 +1226,43 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             if n + 1 >= self.window.base + self.window.len {
                 self.shift(n - 1)?;
             }
-            let (events, pending, keep_next) = {
+            let (events, pending, keep_next, forward) = {
                 let mut f = self.frontier.lock().expect("frontier lock");
                 let events = f.take(false, n - 1);
                 let pending = f.take(true, n);
-                (events, pending, !f.is_scan(n))
+                // Backward visits the events, forward the undecided slots and scans the unit.
+                let count = (n - 1)
+                    .checked_sub(f.base)
+                    .and_then(|i| f.counts.get(i as usize))
+                    .copied()
+                    .unwrap_or(0);
+                let forward = match self.t.opts.levels {
+                    Direction::Auto => f.undecided + 2 * self.len / SCAN_SLOTS_PER_VISIT < count,
+                    Direction::Backward => false,
+                    Direction::Forward => true,
+                };
+                (events, pending, !f.is_scan(n), forward)
             };
             if events.is_empty() && pending.is_empty() {
                 n += 1;
                 continue;
             }
             report(n);
-            self.level(n, events, pending, keep_next)?;
+            self.level(n, events, pending, keep_next, forward)?;
             n += 1;
         }
         Ok(())
     }
 
-    /// One level: events, then loss candidates.
+    /// One level: backward, its events then the loss candidates they marked; or `forward`,
+    /// every undecided slot ([`UnitSolver::settle`]).
     fn level(
         &self,
         n: u32,
         events: Bucket,
         pending: Bucket,
         keep_next: bool,
+        forward: bool,
     ) -> Result<(), GenError<S::Error>> {
         let w = self.window;
         let new_sink = || Sink {
@@ -1214,6 +1283,29 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         };
         let classes = Classes::at(&w, n);
         let classes = &classes;
+        if forward {
+            drop((events, pending));
+            let codes = Codes {
+                lose_prev,
+                win_now,
+                pending_now,
+            };
+            return self.chunks.par_iter().try_for_each_init(
+                || (new_sink(), FrameCache::default()),
+                |(sink, cache), r| {
+                    for local in r.clone() {
+                        for side in 0..2 {
+                            let code = self.load(side, local);
+                            if classes.undecided(code) {
+                                self.settle(sink, cache, side, local, code, &codes, classes)?;
+                            }
+                        }
+                    }
+                    self.flush(sink);
+                    Ok(())
+                },
+            );
+        }
         let event = |sink: &mut Sink, side: usize, local: u64, code: u8| {
             if code == lose_prev {
                 self.propagate_win(sink, side, local, n, win_now, classes);
@@ -1414,7 +1506,6 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         code: u8,
         classes: &Classes,
     ) -> Result<(), GenError<S::Error>> {
-        let w = self.window;
         // Stops at the first move that is not a win decided before this level.
         let pl = self.placement(&mut sink.lead, local);
         let all_won = self.for_each_quiet(&pl, side, local, Self::color_of(side), |cs, ci| {
@@ -1429,11 +1520,65 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             self.set(side, local, back);
             return Ok(());
         }
-        // The level being solved.
+        self.lose(sink, cache, side, local, &pl, code == state::PEND_LOSS_CAND)
+    }
+
+    /// A level's forward form: the undecided `(side, local)` is `W(n)` if it waits for that
+    /// baseline or has a quiet non-pawn move to `L(n−1)`; otherwise, if it could be lost (as
+    /// [`UnitSolver::mark_candidates`] says) and every such move leads to a win decided before
+    /// level `n`, it is lost as [`UnitSolver::check_loss`] finds. Only this call writes the
+    /// slot during the pass; the moves it reads may become `W(n)` or `L(n)` meanwhile, which
+    /// it reads as neither `L(n−1)` nor an earlier win, as before.
+    #[allow(clippy::too_many_arguments)]
+    fn settle(
+        &self,
+        sink: &mut Sink,
+        cache: &mut FrameCache,
+        side: usize,
+        local: u64,
+        code: u8,
+        codes: &Codes,
+        classes: &Classes,
+    ) -> Result<(), GenError<S::Error>> {
+        if code == codes.pending_now {
+            self.set(side, local, codes.win_now);
+            self.decided(sink, side, local, sink.level);
+            return Ok(());
+        }
+        let pl = self.placement(&mut sink.lead, local);
+        let mut all_won = true;
+        let wins = !self.for_each_quiet(&pl, side, local, Self::color_of(side), |cs, ci| {
+            let c = self.load(cs, ci);
+            all_won &= classes.won_before(c);
+            c != codes.lose_prev
+        });
+        if wins {
+            self.set(side, local, codes.win_now);
+            self.decided(sink, side, local, sink.level);
+            Ok(())
+        } else if all_won && matches!(code, state::PEND_NONE | state::PEND_LOSS) {
+            self.lose(sink, cache, side, local, &pl, code == state::PEND_LOSS)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `(side, local)` is lost at the level being solved: `L(n)`, or `L(b)` if its best
+    /// zeroing move (`baseline_loss`) loses more slowly.
+    fn lose(
+        &self,
+        sink: &mut Sink,
+        cache: &mut FrameCache,
+        side: usize,
+        local: u64,
+        pl: &Placement,
+        baseline_loss: bool,
+    ) -> Result<(), GenError<S::Error>> {
+        let w = self.window;
         let mut d = sink.level;
-        if code == state::PEND_LOSS_CAND {
+        if baseline_loss {
             // The baseline loss, derived again from the pawn moves.
-            let pos = self.t.index.position_of(side, &pl);
+            let pos = self.t.index.position_of(side, pl);
             if let Some(b) = self.t.zeroing_value(&pos, cache)? {
                 d = d.max(u32::from(b.distance()));
             }
@@ -1594,8 +1739,9 @@ mod tests {
     use super::*;
     use crate::r#gen::MemoryTables;
 
-    /// Small windows (many shifts, spills and far values derived again) and one pawn
-    /// configuration per unit give the same tables as the defaults.
+    /// Small windows (many shifts, spills and far values derived again), one pawn
+    /// configuration per unit, and levels solved all backward or all forward give the same
+    /// tables as the defaults.
     #[test]
     fn window_shifts_and_small_units_change_nothing() {
         let mut mem = MemoryTables::new();
@@ -1610,18 +1756,28 @@ mod tests {
         for &m in &Material::closure(&targets) {
             for metric in [Metric::Dtz, Metric::Dtw] {
                 let expect = mem.get(m, metric).unwrap();
-                for (window, unit_slots) in [(Some(4), 1), (Some(7), 1 << 30), (None, 1)] {
+                for (window, unit_slots, levels) in [
+                    (Some(4), 1, Direction::Auto),
+                    (Some(7), 1 << 30, Direction::Auto),
+                    (None, 1, Direction::Auto),
+                    (None, 1 << 30, Direction::Forward),
+                    (Some(5), 1, Direction::Forward),
+                    (None, 1 << 30, Direction::Backward),
+                    (Some(6), 1, Direction::Backward),
+                ] {
                     let opts = SolveOptions {
                         window,
                         unit_slots,
+                        levels,
                         ..SolveOptions::default()
                     };
                     let got = solve(m, metric, &mem, &opts, &|_| {})
                         .unwrap()
                         .into_table()
                         .unwrap();
-                    assert!(got.values == expect.values, "{m} {metric:?} {window:?}");
-                    assert!(got.quiet == expect.quiet, "{m} {metric:?} {window:?}");
+                    let what = format!("{m} {metric:?} {window:?} {levels:?}");
+                    assert!(got.values == expect.values, "{what}");
+                    assert!(got.quiet == expect.quiet, "{what}");
                 }
                 let longest = expect.values[0]
                     .iter()
