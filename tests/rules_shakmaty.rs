@@ -92,6 +92,14 @@ fn check_position(ours: &Position, theirs: &Antichess, stats: &mut Stats) -> Vec
     );
     let has_capture = theirs.legal_moves().iter().any(|m| m.is_capture());
     assert_eq!(ours.has_capture(), has_capture, "has_capture in {fen}");
+    if !has_capture {
+        // Without a capture every legal move is quiet.
+        assert_eq!(
+            ours.has_quiet_move(),
+            !shak.is_empty(),
+            "has_quiet_move in {fen}"
+        );
+    }
 
     // Outcome, 50-move rule ignored.
     let mut no_clock = *ours;

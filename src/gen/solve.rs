@@ -907,6 +907,21 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             self.note_distance(v);
                             self.window.decided(v)
                         }
+                        // Without pawns a quiet position has no zeroing move: it waits for
+                        // the levels, unless it has no move at all (phase 2 without its
+                        // moves' list).
+                        Some(pos) if !t.material.has_pawns() => {
+                            self.quiet[side][(local / 64) as usize]
+                                .fetch_or(1 << (local % 64), Relaxed);
+                            if !pos.has_quiet_move() {
+                                self.window.decided(Value::win(0))
+                            } else if t.hint.is_some_and(|h| h.class(side, global) == Class::Win) {
+                                // A known win is never a loss candidate (as in phase 2).
+                                state::PEND_DRAW
+                            } else {
+                                state::PEND_NONE
+                            }
+                        }
                         Some(_) => {
                             self.quiet[side][(local / 64) as usize]
                                 .fetch_or(1 << (local % 64), Relaxed);
@@ -920,9 +935,12 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         })
     }
 
-    /// Phase 2: baselines of the quiet positions; stalemates.
+    /// Phase 2: baselines of the quiet positions; stalemates. Without pawns phase 1 did it.
     fn init_quiet(&self) -> Result<(), GenError<S::Error>> {
         let t = self.t;
+        if !t.material.has_pawns() {
+            return Ok(());
+        }
         let w = self.window;
         self.chunks
             .par_iter()

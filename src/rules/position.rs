@@ -354,6 +354,34 @@ impl Position {
         }
     }
 
+    /// Does the side to move have a non-capturing move (legal only if
+    /// [`Position::has_capture`] is false)? Without one, and without a capture, it has won.
+    #[inline]
+    pub fn has_quiet_move(&self) -> bool {
+        let us = self.us();
+        let occ = self.board.occupied();
+        for role in [
+            Role::King,
+            Role::Queen,
+            Role::Rook,
+            Role::Bishop,
+            Role::Knight,
+        ] {
+            for from in self.board.by_role(role) & us {
+                if (piece_attacks(role, from, occ) & !occ).any() {
+                    return true;
+                }
+            }
+        }
+        let step: i32 = if self.turn.is_white() { 8 } else { -8 };
+        for from in self.board.by_role(Role::Pawn) & us {
+            if from.offset(step).is_some_and(|to| !occ.contains(to)) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Every non-capturing move (legal only if [`Position::has_capture`] is false).
     pub fn quiet_moves(&self, list: &mut MoveList) {
         let us = self.us();
