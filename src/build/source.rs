@@ -23,10 +23,11 @@ use crate::rules::Position;
 use crate::store::StoredTable;
 use crate::table::{
     Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out, resolve,
+    resolve_with,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// One decoded table.
@@ -37,10 +38,38 @@ struct Decoded {
 
 /// A decoded table's values per side.
 enum Sides {
-    /// A `.wdl` file's classes (one byte a slot).
-    Wdl([Vec<Wdl>; 2]),
+    /// A `.wdl` file's classes, one [`WdlCell`] byte a slot.
+    Wdl([Vec<AtomicU8>; 2]),
     /// DTW per side, from a `.dtw` file and its `.wdl` file.
     Dtw([DtwSide; 2]),
+}
+
+/// A slot of a decoded `.wdl` side: the class of a quiet position, as [`Wdl::to_i8`] + 2; or,
+/// for a position whose side to move can capture (which the file does not store), its class
+/// with captures resolved ([`TableSource::capture_value`]) and [`WdlCell::RESOLVED`] once
+/// found, nothing meaningful before.
+struct WdlCell;
+
+impl WdlCell {
+    const RESOLVED: u8 = 0x80;
+    /// The class of each byte (less the mark) as the value that stands for it.
+    const VALUES: [Value; 5] = [
+        Wdl::Loss.as_value(),
+        Wdl::BlessedLoss.as_value(),
+        Wdl::Draw.as_value(),
+        Wdl::CursedWin.as_value(),
+        Wdl::Win.as_value(),
+    ];
+
+    #[inline]
+    fn of(w: Wdl) -> u8 {
+        (w.to_i8() + 2) as u8
+    }
+
+    #[inline]
+    fn value(b: u8) -> Value {
+        Self::VALUES[usize::from(b & !Self::RESOLVED)]
+    }
 }
 
 /// The DTW of one side to move of a decoded table.
@@ -60,7 +89,7 @@ impl Decoded {
     #[inline]
     fn value(&self, side: usize, idx: usize) -> Option<Value> {
         match &self.sides {
-            Sides::Wdl(s) => Some(s[side][idx].as_value()),
+            Sides::Wdl(s) => Some(WdlCell::value(s[side][idx].load(Ordering::Relaxed))),
             Sides::Dtw(s) => match &s[side] {
                 DtwSide::Stored(codes) => Some(Value(codes[idx])),
                 DtwSide::Searched(found) => found.get(idx),
@@ -209,7 +238,12 @@ impl<'a> DecodedTables<'a> {
         let d = if decodes {
             let wdls = [wdl.decode_wdl(0)?, wdl.decode_wdl(1)?];
             let sides = if file == Metric::Wdl {
-                Sides::Wdl(wdls)
+                // Collected in place: same size.
+                Sides::Wdl(wdls.map(|w| {
+                    w.into_iter()
+                        .map(|w| AtomicU8::new(WdlCell::of(w)))
+                        .collect()
+                }))
             } else {
                 // Values: the class from the `.wdl` file, the distance from this one.
                 let t = self.tb.table(key.0, file)?;
@@ -304,7 +338,7 @@ impl DecodedTables<'_> {
         let (side, idx) = d.index.encode(pos).expect("material matches its table");
         let idx = idx as usize;
         Ok(match &d.sides {
-            Sides::Wdl(s) => s[side][idx].as_value().outcome(),
+            Sides::Wdl(s) => WdlCell::value(s[side][idx].load(Ordering::Relaxed)).outcome(),
             Sides::Dtw(s) => match &s[side] {
                 DtwSide::Stored(codes) => Value(codes[idx]).outcome(),
                 DtwSide::Searched(found) => found.outcome(idx),
@@ -400,6 +434,38 @@ impl DecodedTables<'_> {
         Ok(v)
     }
 
+    /// The value in `metric` of `pos`, whose side to move can capture, in its table `source`:
+    /// kept in a decoded `.wdl` table once resolved, searched otherwise.
+    fn capture_value_from(
+        &self,
+        source: &Source,
+        pos: &Position,
+        metric: Metric,
+    ) -> Result<Value, ProbeError> {
+        if let Source::Decoded(d) = source
+            && let Sides::Wdl(s) = &d.sides
+        {
+            let (side, idx) = d.index.encode(pos).expect("material matches its table");
+            let cell = &s[side][idx as usize];
+            let b = cell.load(Ordering::Relaxed);
+            if b & WdlCell::RESOLVED != 0 {
+                return Ok(WdlCell::value(b));
+            }
+            // Only the class matters (`metric` reads `.wdl` files): it is what is kept.
+            let v = resolve_with(
+                pos,
+                metric,
+                &mut |p: &Position| self.stored_value(p, metric),
+                &mut |p: &Position| self.capture_value(p, metric),
+            )?;
+            cell.store(WdlCell::of(v.wdl()) | WdlCell::RESOLVED, Ordering::Relaxed);
+            return Ok(v);
+        }
+        resolve(pos, metric, &mut |p: &Position| {
+            self.stored_value(p, metric)
+        })
+    }
+
     /// The value of `pos` in metric `file`, read as `source` says.
     #[inline]
     fn value_from(
@@ -429,6 +495,15 @@ impl TableSource for DecodedTables<'_> {
 
     fn outcome(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
         self.outcome_in(pos, metric.zeroing_file())
+    }
+
+    fn capture_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
+        let file = metric.zeroing_file();
+        let m = Material::of_position(pos);
+        match self.fixed.get(&(m.canonical(), file)) {
+            Some(source) => self.capture_value_from(source, pos, metric),
+            None => self.capture_value_from(&self.far_source(m, file)?, pos, metric),
+        }
     }
 }
 

@@ -340,7 +340,7 @@ impl ExactStore {
         for chunk in values.chunks(CHUNK) {
             bytes.clear();
             bytes.extend(chunk.iter().flat_map(|v| v.to_le_bytes()));
-            let z = zstd::bulk::compress(&bytes, 1).map_err(|e| io_err(&s.path, e))?;
+            let z = compress_chunk(&bytes).map_err(|e| io_err(&s.path, e))?;
             lens.push(z.len() as u32);
             packed.extend_from_slice(&z);
         }
@@ -563,6 +563,23 @@ impl Default for FrameCache {
             z: Decompressor::default(),
         }
     }
+}
+
+/// `bytes` compressed (zstd, level 1) with this thread's context: a fresh context per chunk
+/// took 1.4 % of KRNvBN's build.
+fn compress_chunk(bytes: &[u8]) -> io::Result<Vec<u8>> {
+    thread_local! {
+        static CCTX: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    CCTX.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        let c = match &mut *cell {
+            Some(c) => c,
+            None => cell.insert(zstd::bulk::Compressor::new(1)?),
+        };
+        c.compress(bytes)
+    })
 }
 
 /// A reusable zstd decompression context (creating one per chunk cost 1 % of a pawn table's

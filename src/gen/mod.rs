@@ -47,7 +47,7 @@ pub use memory::{LookupError, MemoryTables};
 pub use solve::{Direction, Progress, SolveOptions, Solved, UNIT_SLOTS, generate, solve};
 
 use crate::rules::Position;
-use crate::table::{MAX_DISTANCE, Material, Metric, Value};
+use crate::table::{MAX_DISTANCE, Material, Metric, Value, resolve};
 use std::fmt;
 
 /// Why a table could not be generated: the source of smaller tables failed (its error `E`),
@@ -108,5 +108,16 @@ pub trait TableSource: Sync {
     /// best. A source that knows the class without finding the distance overrides this.
     fn outcome(&self, pos: &Position, metric: Metric) -> Result<Value, Self::Error> {
         Ok(self.stored_value(pos, metric)?.outcome())
+    }
+
+    /// The value in `metric` of a position of another table whose side to move can capture,
+    /// its captures resolved by search ([`resolve`]) and, as for [`TableSource::stored_value`],
+    /// only what [`Metric::zeroing`] reads of it exact. The captures of many positions of the
+    /// table being built reach the same such position: a source that keeps what it found
+    /// overrides this.
+    fn capture_value(&self, pos: &Position, metric: Metric) -> Result<Value, Self::Error> {
+        resolve(pos, metric, &mut |p: &Position| {
+            self.stored_value(p, metric)
+        })
     }
 }

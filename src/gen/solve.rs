@@ -26,7 +26,7 @@ use crate::rules::{Bitboard, Color, MoveList, Position, Role, Square};
 use crate::table::index::INDEX_SCHEME;
 use crate::table::{
     FRAME, Index, LeadCache, MAX_DISTANCE, Material, Metric, NOT_STORED, Placement, Table,
-    TableValues, Value, resolve,
+    TableValues, Value, resolve, resolve_with,
 };
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -900,9 +900,18 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             let v = if won {
                                 t.winning_captures_value(&pos)?
                             } else {
-                                resolve(&pos, t.metric, &mut |p: &Position| {
-                                    t.source.stored_value(p, t.metric).map_err(GenError::Source)
-                                })?
+                                resolve_with(
+                                    &pos,
+                                    t.metric,
+                                    &mut |p: &Position| {
+                                        t.source.stored_value(p, t.metric).map_err(GenError::Source)
+                                    },
+                                    &mut |p: &Position| {
+                                        t.source
+                                            .capture_value(p, t.metric)
+                                            .map_err(GenError::Source)
+                                    },
+                                )?
                             };
                             self.note_distance(v);
                             self.window.decided(v)

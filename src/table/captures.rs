@@ -40,6 +40,36 @@ pub fn resolve<E>(
     Ok(best.expect("a position with a capture has a capture move"))
 }
 
+/// [`resolve`], valuing the positions its captures reach that can capture in turn with
+/// `capturing` instead of searching them here (the quiet ones with `lookup`): a caller that
+/// keeps such values spares their search each time another capture reaches them.
+pub fn resolve_with<E>(
+    pos: &Position,
+    metric: Metric,
+    lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
+    capturing: &mut impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
+    if pos.us().is_empty() || pos.them().is_empty() || !pos.has_capture() {
+        return resolve(pos, metric, lookup);
+    }
+    let mut list = MoveList::new();
+    pos.captures(&mut list);
+    let mut best: Option<Value> = None;
+    for m in list.iter() {
+        let child = pos.after(m);
+        let v = if child.us().is_empty() || child.them().is_empty() {
+            resolve(&child, metric, lookup)?
+        } else if child.has_capture() {
+            capturing(&child)?
+        } else {
+            lookup(&child)?
+        };
+        let v = metric.zeroing(v);
+        best = Some(best.map_or(v, |b| b.max(v)));
+    }
+    Ok(best.expect("a position with a capture has a capture move"))
+}
+
 /// The DTW of a position by one ply of search (SPEC.md §3): the best of its moves, each child
 /// valued with [`resolve`] and `lookup` and taken one ply later; with no legal move the side to
 /// move has won, `W(0)`. This is how the side to move a `.dtw` file leaves out is read: every

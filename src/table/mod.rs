@@ -15,7 +15,9 @@ mod searched;
 pub mod value;
 mod wdl;
 
-pub use captures::{dtw_by_search, dtw_by_search_among, dtw_of_left_out, resolve, short_dtz};
+pub use captures::{
+    dtw_by_search, dtw_by_search_among, dtw_of_left_out, resolve, resolve_with, short_dtz,
+};
 pub use index::{Index, LeadCache, Placement, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::{FRAME, NOT_STORED, Table, TableValues};
