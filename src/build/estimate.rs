@@ -64,10 +64,11 @@ pub struct Estimate {
 }
 
 impl Estimate {
-    /// Estimated single-core CPU seconds of the build: [`NS_PER_SLOT_VISIT`] per slot visit
-    /// of [`Estimate::work`].
+    /// Estimated single-core CPU seconds of the build: [`NS_PER_SLOT_VISIT`] per slot and side
+    /// for WDL+DTZ and [`DTW_COST`] of that again for DTW (up to 4 pieces
+    /// [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit of [`Estimate::work`]).
     pub fn cpu_seconds(&self) -> f64 {
-        cpu_seconds(self.material, self.work)
+        cpu_seconds(self.material, self.slots, self.work > 2 * self.slots)
     }
 }
 
@@ -208,34 +209,51 @@ pub fn estimate_with(
     }
 }
 
-/// Single-core nanoseconds per slot visit (2 sides × slots × metrics) by piece count, for 5
-/// pieces and more (up to 4: [`NS_PER_SLOT_VISIT_UP_TO_4`]): the user and system CPU time of
-/// `antitb generate` (2 threads) over its slot visits, measured per table with `--report`.
-/// 5 pieces, WDL+DTZ: KKKKvB, KKKKvK, KKKKvN, KKKKvQ, KKKKvR, KKKKvP, NNNvNN: 693 to 997 ns,
-/// mean 794 (KRNvBN and KNPvKB at 2 threads take at most 0.99x and 1.13x of this); 6 pieces:
-/// KKKKKvB, KKKKKvK, KKKKKvN, KKKKKvQ, KKKKKvR, KKKKKvP, NNNvNNN: 918 to 1 531 ns, mean 1 073.
-/// Tables with long wins take more levels, so single tables stray from these by up to half.
-/// Up to 4 pieces it holds the mean over the whole ≤4-piece set (523 ns);
+/// Single-core nanoseconds per slot and side of a WDL+DTZ build by piece count, for 5 pieces
+/// and more (up to 4: [`NS_PER_SLOT_VISIT_UP_TO_4`]): the user and system CPU time of
+/// `antitb generate` (2 threads) measured per table with `--report`, the DTW phases taken
+/// out, once levels may go forward and tables without pawns skip phase 2 (d5f1cb0, 7238ac1,
+/// 61345a1). 5 pieces: KKKKvB, KKKKvK, KKKKvN, KKKKvQ, KKKKvR, KKKKvP, NNNvNN: 235 to 539 ns,
+/// mean 400 (794 before those changes); KRNvBN and KQRBvN 242 and 311. 6 pieces: KKKKKvB 469,
+/// KKKKKvP 523 (mean 496; 7 pieces extrapolated). Tables with long wins take more levels, so single tables stray from these
+/// by up to half. Up to 4 pieces it holds the mean over the whole ≤4-piece set;
 /// [`Estimate::cpu_seconds`] reads [`NS_PER_SLOT_VISIT_UP_TO_4`] there.
-pub const NS_PER_SLOT_VISIT: [f64; 8] = [523.0, 523.0, 523.0, 523.0, 523.0, 794.0, 1073.0, 1300.0];
+pub const NS_PER_SLOT_VISIT: [f64; 8] = [450.0, 450.0, 450.0, 450.0, 450.0, 400.0, 496.0, 600.0];
 
-/// [`NS_PER_SLOT_VISIT`] up to 4 pieces, by pawns (0 to 4), from the README's main command (the
-/// whole ≤4-piece set, all three metrics, 2 142 files) on a 2-core machine with `--report`,
-/// once a DTW build skips the moves that cannot be best (881415c): 2 993 CPU-s for 5.72·10⁹
-/// visits in all (523 ns; 3 812 CPU-s before). 4-piece tables without pawns 412 ns, with one
-/// 535, two 639, three 934, four (PPvPP, PPPvP) 1 529. Tables with pawns read the left-out
-/// `.dtw` sides of the tables they promote into, by one ply of search per slot, so single
-/// tables stray by up to half.
-pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [412.0, 535.0, 639.0, 934.0, 1529.0];
+/// A DTW build's CPU time beside its table's WDL+DTZ build (what [`NS_PER_SLOT_VISIT`] adds
+/// for DTW), from the same measurements: without pawns, KKKKvB 1.32, KKKKvK 1.02, KKKKvN 1.72,
+/// KKKKvQ 2.80, KKKKvR 1.38, NNNvNN 1.40, KKKKKvB 1.35 (mean 1.57); with pawns up to 5 pieces,
+/// KKKKvP 3.98; with pawns from 6 pieces, KKKKKvP 9.04. A promotion lands in the side to move
+/// a `.dtw` file may leave out, valued by one ply of search: in decoded tables up to 5 pieces,
+/// through the files' block caches from 6 (KKKKKvP's DTW phase: 1 596 CPU-s).
+pub const DTW_COST: [f64; 3] = [1.57, 3.98, 9.04];
 
-/// Estimated single-core CPU seconds of `work` slot visits of `m`.
-pub fn cpu_seconds(m: Material, work: u64) -> f64 {
-    let ns = if m.count() <= 4 {
-        NS_PER_SLOT_VISIT_UP_TO_4[m.pawns().min(4)]
-    } else {
-        NS_PER_SLOT_VISIT[m.count().min(7)]
+/// Single-core nanoseconds per slot visit (2 sides × slots × metrics) up to 4 pieces, by pawns
+/// (0 to 4), from the README's main command (the whole ≤4-piece set, all three metrics,
+/// 2 142 files) on a 2-core machine with `--report`, once a DTW build skips the moves that
+/// cannot be best (881415c): 2 993 CPU-s for 5.72·10⁹ visits in all (523 ns); 4-piece tables
+/// without pawns 412 ns, with one 535, two 639, three 934, four (PPvPP, PPPvP) 1 529. Then
+/// scaled by 0.87: the whole set took 2 598 CPU-s once levels may go forward (61345a1,
+/// without `--report`). Tables with pawns read the left-out `.dtw` sides of the tables they
+/// promote into, by one ply of search per slot, so single tables stray by up to half.
+pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [358.0, 465.0, 555.0, 812.0, 1329.0];
+
+/// Estimated single-core CPU seconds of building `m` (`slots` per side), WDL+DTZ and, if
+/// `dtw`, DTW: [`NS_PER_SLOT_VISIT`] per slot and side, and [`DTW_COST`] of that for DTW
+/// (without pawns; with pawns up to 5 pieces; with pawns from 6) (up to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit).
+pub fn cpu_seconds(m: Material, slots: u64, dtw: bool) -> f64 {
+    let visits = 2.0 * slots as f64;
+    if m.count() <= 4 {
+        let metrics = if dtw { 2.0 } else { 1.0 };
+        return visits * metrics * NS_PER_SLOT_VISIT_UP_TO_4[m.pawns().min(4)] * 1e-9;
+    }
+    let dtw = match (dtw, m.has_pawns(), m.count()) {
+        (false, ..) => 0.0,
+        (true, false, _) => DTW_COST[0],
+        (true, true, ..=5) => DTW_COST[1],
+        (true, true, _) => DTW_COST[2],
     };
-    work as f64 * ns * 1e-9
+    visits * NS_PER_SLOT_VISIT[m.count().min(7)] * (1.0 + dtw) * 1e-9
 }
 
 /// The tables a WDL or DTZ solve of `m` reads: those its captures reach, capture after

@@ -249,7 +249,8 @@ pub struct SolveOptions {
     pub levels: Direction,
 }
 
-/// How a level finds the positions it decides ([`UnitSolver::level`]).
+/// How a level of the retrograde passes (phase 3 of the [module doc](super)) finds the
+/// positions it decides.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Direction {
     /// Backward from its events when they are fewer than the undecided positions (with a
