@@ -878,9 +878,16 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let t = self.t;
         self.chunks.par_iter().try_for_each(|r| {
             let mut lead = LeadCache::default();
+            // The last slot's placement: the next one is most often a step from it.
+            let mut last: Option<(u64, Placement)> = None;
             for local in r.clone() {
                 let global = self.unit.global(local);
-                let pl = t.index.placement_with(global, &mut lead);
+                let pl = match last {
+                    Some((g, p)) if g + 1 == global => t.index.next_placement(&p),
+                    _ => None,
+                }
+                .unwrap_or_else(|| t.index.placement_with(global, &mut lead));
+                last = Some((global, pl));
                 let valid = t.index.is_canonical(&pl, global);
                 for side in 0..2 {
                     let draw = t.hint.is_some_and(|h| h.class(side, global) == Class::Draw);
@@ -1321,11 +1328,24 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             return self.chunks.par_iter().try_for_each_init(
                 || (new_sink(), FrameCache::default()),
                 |(sink, cache), r| {
+                    // The last slot's placement: the next one visited is often a step from it.
+                    let mut last: Option<(u64, Placement)> = None;
                     for local in r.clone() {
-                        for side in 0..2 {
-                            let code = self.load(side, local);
+                        let code = [self.load(0, local), self.load(1, local)];
+                        if !classes.undecided(code[0]) && !classes.undecided(code[1]) {
+                            continue;
+                        }
+                        let global = self.unit.global(local);
+                        let pl = match last {
+                            Some((g, p)) if g + 1 == global => self.t.index.next_placement(&p),
+                            _ => None,
+                        }
+                        .unwrap_or_else(|| self.t.index.placement_with(global, &mut sink.lead));
+                        last = Some((global, pl));
+                        for (side, &code) in code.iter().enumerate() {
                             if classes.undecided(code) {
-                                self.settle(sink, cache, side, local, code, &codes, classes)?;
+                                let at = (side, local, code);
+                                self.settle(sink, cache, at, &pl, &codes, classes)?;
                             }
                         }
                     }
@@ -1551,20 +1571,19 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         self.lose(sink, cache, side, local, &pl, code == state::PEND_LOSS_CAND)
     }
 
-    /// A level's forward form: the undecided `(side, local)` is `W(n)` if it waits for that
-    /// baseline or has a quiet non-pawn move to `L(n−1)`; otherwise, if it could be lost (as
-    /// [`UnitSolver::mark_candidates`] says) and every such move leads to a win decided before
-    /// level `n`, it is lost as [`UnitSolver::check_loss`] finds. Only this call writes the
-    /// slot during the pass; the moves it reads may become `W(n)` or `L(n)` meanwhile, which
-    /// it reads as neither `L(n−1)` nor an earlier win, as before.
-    #[allow(clippy::too_many_arguments)]
+    /// A level's forward form: the undecided `(side, local)` (holding `code`, placed as `pl`)
+    /// is `W(n)` if it waits for that baseline or has a quiet non-pawn move to `L(n−1)`;
+    /// otherwise, if it could be lost (as [`UnitSolver::mark_candidates`] says) and every such
+    /// move leads to a win decided before level `n`, it is lost as [`UnitSolver::check_loss`]
+    /// finds. Only this call writes the slot during the pass; the moves it reads may become
+    /// `W(n)` or `L(n)` meanwhile, which it reads as neither `L(n−1)` nor an earlier win, as
+    /// before.
     fn settle(
         &self,
         sink: &mut Sink,
         cache: &mut FrameCache,
-        side: usize,
-        local: u64,
-        code: u8,
+        (side, local, code): (usize, u64, u8),
+        pl: &Placement,
         codes: &Codes,
         classes: &Classes,
     ) -> Result<(), GenError<S::Error>> {
@@ -1573,9 +1592,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             self.decided(sink, side, local, sink.level);
             return Ok(());
         }
-        let pl = self.placement(&mut sink.lead, local);
         let mut all_won = true;
-        let wins = !self.for_each_quiet(&pl, side, local, Self::color_of(side), |cs, ci| {
+        let wins = !self.for_each_quiet(pl, side, local, Self::color_of(side), |cs, ci| {
             let c = self.load(cs, ci);
             all_won &= classes.won_before(c);
             c != codes.lose_prev
@@ -1585,7 +1603,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             self.decided(sink, side, local, sink.level);
             Ok(())
         } else if all_won && matches!(code, state::PEND_NONE | state::PEND_LOSS) {
-            self.lose(sink, cache, side, local, &pl, code == state::PEND_LOSS)
+            self.lose(sink, cache, side, local, pl, code == state::PEND_LOSS)
         } else {
             Ok(())
         }

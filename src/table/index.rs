@@ -619,7 +619,7 @@ enum Lead {
 }
 
 /// A slot taken apart, for re-encoding after a piece moves ([`Index::moved`]).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Placement {
     /// Square of each piece, in index order (lead groups first).
     pub squares: [u8; 16],
@@ -1031,6 +1031,45 @@ impl Index {
             rest,
             ranks: ranks.to_le_bytes(),
         }
+    }
+
+    /// The placement of the slot after `pl`'s, when only the last rest digit changes and its
+    /// group is one piece: that piece steps to the next square free for it (in its group's
+    /// order), without taking the slot apart. `None` otherwise ([`Index::placement_with`]
+    /// then). A scan of consecutive slots takes most of them this way.
+    #[inline]
+    pub fn next_placement(&self, pl: &Placement) -> Option<Placement> {
+        let g = self.rest.last()?;
+        let j = usize::from(g.start);
+        let rank = pl.ranks[j];
+        if g.count != 1 || u64::from(rank) + 1 >= g.radix {
+            return None;
+        }
+        let sq = u32::from(pl.squares[j]);
+        let others = pl.squares[..self.pieces()]
+            .iter()
+            .fold(0u64, |b, &s| b | 1 << s)
+            & !(1 << sq);
+        let free = !others;
+        let above = free & u64::MAX.checked_shl(sq + 1).unwrap_or(0);
+        let next = if !g.by_colour {
+            above
+        } else if DARK >> sq & 1 == 1 {
+            match above & DARK {
+                0 => free & !DARK,
+                dark => dark,
+            }
+        } else {
+            above & !DARK
+        };
+        if next == 0 {
+            return None;
+        }
+        let mut p = *pl;
+        p.squares[j] = next.trailing_zeros() as u8;
+        p.ranks[j] = rank + 1;
+        p.rest += 1;
+        Some(p)
     }
 
     /// The lead squares (index order), their occupancy and the symmetries fixing them.
@@ -1812,6 +1851,39 @@ mod tests {
                 valid > 2000,
                 "{m}: only {valid} of 3000 sampled slots valid"
             );
+        }
+    }
+
+    /// [`Index::next_placement`] steps to the next slot's placement as a decode finds it, and
+    /// does so for most slots where the last rest group is one piece (never where it is a pair,
+    /// as in BBvN and NNvNN: those take the decode).
+    #[test]
+    fn next_placement_is_the_next_slots() {
+        for (name, steps) in [
+            ("KRvK", true),
+            ("KBvB", true),
+            ("BBvN", false),
+            ("KPvK", true),
+            ("KBvKP", true),
+            ("NNvNN", false),
+            ("KQRvB", true),
+        ] {
+            let m = Material::parse(name).expect("material").canonical();
+            let ix = Index::new(m);
+            let mut stepped = 0u64;
+            for idx in 0..ix.size() - 1 {
+                if let Some(next) = ix.next_placement(&ix.placement(idx)) {
+                    assert_eq!(next, ix.placement(idx + 1), "{m} slot {idx}");
+                    stepped += 1;
+                }
+            }
+            if steps {
+                assert!(
+                    stepped * 10 > ix.size() * 9,
+                    "{m}: {stepped} of {}",
+                    ix.size()
+                );
+            }
         }
     }
 
