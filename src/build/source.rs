@@ -327,23 +327,36 @@ impl DecodedTables<'_> {
     /// its table in metric `file` (read as a build in that file reads it): a read of its
     /// class, never a search.
     fn outcome_in(&self, pos: &Position, file: Metric) -> Result<Value, ProbeError> {
-        let m = Material::of_position(pos);
-        let source = match self.fixed.get(&(m.canonical(), file)) {
-            Some(source) => source.clone(),
-            None => self.far_source(m, file)?,
-        };
-        let Source::Decoded(d) = source else {
-            return Ok(self.tb.lookup(pos, Metric::Wdl)?.outcome());
-        };
-        let (side, idx) = d.index.encode(pos).expect("material matches its table");
-        let idx = idx as usize;
-        Ok(match &d.sides {
-            Sides::Wdl(s) => WdlCell::value(s[side][idx].load(Ordering::Relaxed)).outcome(),
-            Sides::Dtw(s) => match &s[side] {
-                DtwSide::Stored(codes) => Value(codes[idx]).outcome(),
-                DtwSide::Searched(found) => found.outcome(idx),
-            },
+        self.in_source(pos, file, |source| {
+            let Source::Decoded(d) = source else {
+                return Ok(self.tb.lookup(pos, Metric::Wdl)?.outcome());
+            };
+            let (side, idx) = d.index.encode(pos).expect("material matches its table");
+            let idx = idx as usize;
+            Ok(match &d.sides {
+                Sides::Wdl(s) => WdlCell::value(s[side][idx].load(Ordering::Relaxed)).outcome(),
+                Sides::Dtw(s) => match &s[side] {
+                    DtwSide::Stored(codes) => Value(codes[idx]).outcome(),
+                    DtwSide::Searched(found) => found.outcome(idx),
+                },
+            })
         })
+    }
+
+    /// `f` of how the table of `pos` in metric `file` is read: preloaded (no lock), or
+    /// [`DecodedTables::far_source`].
+    #[inline]
+    fn in_source<T>(
+        &self,
+        pos: &Position,
+        file: Metric,
+        f: impl FnOnce(&Source) -> Result<T, ProbeError>,
+    ) -> Result<T, ProbeError> {
+        let m = Material::of_position(pos);
+        match self.fixed.get(&(m.canonical(), file)) {
+            Some(source) => f(source),
+            None => f(&self.far_source(m, file)?),
+        }
     }
 
     /// The value of `pos` in its decoded table `d`.
@@ -486,11 +499,7 @@ impl TableSource for DecodedTables<'_> {
 
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
         let file = metric.zeroing_file();
-        let m = Material::of_position(pos);
-        match self.fixed.get(&(m.canonical(), file)) {
-            Some(source) => self.value_from(source, pos, file),
-            None => self.value_from(&self.far_source(m, file)?, pos, file),
-        }
+        self.in_source(pos, file, |source| self.value_from(source, pos, file))
     }
 
     fn outcome(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
@@ -498,12 +507,9 @@ impl TableSource for DecodedTables<'_> {
     }
 
     fn capture_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
-        let file = metric.zeroing_file();
-        let m = Material::of_position(pos);
-        match self.fixed.get(&(m.canonical(), file)) {
-            Some(source) => self.capture_value_from(source, pos, metric),
-            None => self.capture_value_from(&self.far_source(m, file)?, pos, metric),
-        }
+        self.in_source(pos, metric.zeroing_file(), |source| {
+            self.capture_value_from(source, pos, metric)
+        })
     }
 }
 

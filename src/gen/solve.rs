@@ -861,6 +861,11 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     }
 
     #[inline]
+    fn mark_quiet(&self, side: usize, local: u64) {
+        self.quiet[side][(local / 64) as usize].fetch_or(1 << (local % 64), Relaxed);
+    }
+
+    #[inline]
     fn is_quiet(&self, side: usize, local: u64) -> bool {
         self.quiet[side][(local / 64) as usize].load(Relaxed) >> (local % 64) & 1 != 0
     }
@@ -878,16 +883,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let t = self.t;
         self.chunks.par_iter().try_for_each(|r| {
             let mut lead = LeadCache::default();
-            // The last slot's placement: the next one is most often a step from it.
-            let mut last: Option<(u64, Placement)> = None;
+            let mut last = None;
             for local in r.clone() {
                 let global = self.unit.global(local);
-                let pl = match last {
-                    Some((g, p)) if g + 1 == global => t.index.next_placement(&p),
-                    _ => None,
-                }
-                .unwrap_or_else(|| t.index.placement_with(global, &mut lead));
-                last = Some((global, pl));
+                let pl = t.index.placement_after(&mut last, global, &mut lead);
                 let valid = t.index.is_canonical(&pl, global);
                 for side in 0..2 {
                     let draw = t.hint.is_some_and(|h| h.class(side, global) == Class::Draw);
@@ -897,8 +896,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                         // baseline found: a known draw needs neither.
                         Some(pos) if draw => {
                             if !pos.has_capture() {
-                                self.quiet[side][(local / 64) as usize]
-                                    .fetch_or(1 << (local % 64), Relaxed);
+                                self.mark_quiet(side, local);
                             }
                             state::DRAW
                         }
@@ -928,8 +926,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                         // the levels, unless it has no move at all (phase 2 without its
                         // moves' list).
                         Some(pos) if !t.material.has_pawns() => {
-                            self.quiet[side][(local / 64) as usize]
-                                .fetch_or(1 << (local % 64), Relaxed);
+                            self.mark_quiet(side, local);
                             if !pos.has_quiet_move() {
                                 self.window.decided(Value::win(0))
                             } else if t.hint.is_some_and(|h| h.class(side, global) == Class::Win) {
@@ -940,8 +937,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             }
                         }
                         Some(_) => {
-                            self.quiet[side][(local / 64) as usize]
-                                .fetch_or(1 << (local % 64), Relaxed);
+                            self.mark_quiet(side, local);
                             state::UNINIT
                         }
                     };
@@ -1328,20 +1324,17 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             return self.chunks.par_iter().try_for_each_init(
                 || (new_sink(), FrameCache::default()),
                 |(sink, cache), r| {
-                    // The last slot's placement: the next one visited is often a step from it.
-                    let mut last: Option<(u64, Placement)> = None;
+                    let mut last = None;
                     for local in r.clone() {
                         let code = [self.load(0, local), self.load(1, local)];
                         if !classes.undecided(code[0]) && !classes.undecided(code[1]) {
                             continue;
                         }
                         let global = self.unit.global(local);
-                        let pl = match last {
-                            Some((g, p)) if g + 1 == global => self.t.index.next_placement(&p),
-                            _ => None,
-                        }
-                        .unwrap_or_else(|| self.t.index.placement_with(global, &mut sink.lead));
-                        last = Some((global, pl));
+                        let pl = self
+                            .t
+                            .index
+                            .placement_after(&mut last, global, &mut sink.lead);
                         for (side, &code) in code.iter().enumerate() {
                             if classes.undecided(code) {
                                 let at = (side, local, code);

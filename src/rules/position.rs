@@ -270,13 +270,7 @@ impl Position {
         if pawn_attacks_set(self.turn, pawns).0 & them.0 != 0 || self.ep_capturers().any() {
             return true;
         }
-        for role in [
-            Role::King,
-            Role::Queen,
-            Role::Rook,
-            Role::Bishop,
-            Role::Knight,
-        ] {
+        for role in Role::PIECES {
             for sq in self.board.by_role(role) & us {
                 if (piece_attacks(role, sq, occ) & them).any() {
                     return true;
@@ -315,13 +309,7 @@ impl Position {
         let us = self.us();
         let them = self.them();
         let occ = self.board.occupied();
-        for role in [
-            Role::King,
-            Role::Queen,
-            Role::Rook,
-            Role::Bishop,
-            Role::Knight,
-        ] {
+        for role in Role::PIECES {
             for from in self.board.by_role(role) & us {
                 for to in piece_attacks(role, from, occ) & them {
                     list.push(Move {
@@ -360,13 +348,7 @@ impl Position {
     pub fn has_quiet_move(&self) -> bool {
         let us = self.us();
         let occ = self.board.occupied();
-        for role in [
-            Role::King,
-            Role::Queen,
-            Role::Rook,
-            Role::Bishop,
-            Role::Knight,
-        ] {
+        for role in Role::PIECES {
             for from in self.board.by_role(role) & us {
                 if (piece_attacks(role, from, occ) & !occ).any() {
                     return true;
@@ -387,13 +369,7 @@ impl Position {
         let us = self.us();
         let occ = self.board.occupied();
         let empty = !occ;
-        for role in [
-            Role::King,
-            Role::Queen,
-            Role::Rook,
-            Role::Bishop,
-            Role::Knight,
-        ] {
+        for role in Role::PIECES {
             for from in self.board.by_role(role) & us {
                 for to in piece_attacks(role, from, occ) & empty {
                     list.push(Move {

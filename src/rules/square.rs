@@ -175,6 +175,14 @@ impl Role {
         Role::Knight,
         Role::Pawn,
     ];
+    /// Every role but the pawn, in the order moves are generated.
+    pub const PIECES: [Role; 5] = [
+        Role::King,
+        Role::Queen,
+        Role::Rook,
+        Role::Bishop,
+        Role::Knight,
+    ];
     /// What a pawn may promote to, in the order moves are generated.
     pub const PROMOTIONS: [Role; 5] = [
         Role::Queen,

@@ -28,13 +28,7 @@ pub fn for_each_unmove(child: &Position, mut f: impl FnMut(UnMove, &Position)) {
     let mover = !child.turn;
     let occ = child.board.occupied();
     let empty = !occ;
-    for role in [
-        Role::King,
-        Role::Queen,
-        Role::Rook,
-        Role::Bishop,
-        Role::Knight,
-    ] {
+    for role in Role::PIECES {
         for to in child.board.by_role(role) & child.board.by_color(mover) {
             for from in piece_attacks(role, to, occ) & empty {
                 let mut p = *child;

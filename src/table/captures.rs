@@ -29,12 +29,22 @@ pub fn resolve<E>(
     if !pos.has_capture() {
         return lookup(pos);
     }
+    best_capture(pos, metric, &mut |child: &Position| {
+        resolve(child, metric, lookup)
+    })
+}
+
+/// The best of the captures of `pos`, which has one, each child valued by `child`.
+fn best_capture<E>(
+    pos: &Position,
+    metric: Metric,
+    child: &mut impl FnMut(&Position) -> Result<Value, E>,
+) -> Result<Value, E> {
     let mut list = MoveList::new();
     pos.captures(&mut list);
     let mut best: Option<Value> = None;
     for m in list.iter() {
-        let child = pos.after(m);
-        let v = metric.zeroing(resolve(&child, metric, lookup)?);
+        let v = metric.zeroing(child(&pos.after(m))?);
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.expect("a position with a capture has a capture move"))
@@ -52,22 +62,15 @@ pub fn resolve_with<E>(
     if pos.us().is_empty() || pos.them().is_empty() || !pos.has_capture() {
         return resolve(pos, metric, lookup);
     }
-    let mut list = MoveList::new();
-    pos.captures(&mut list);
-    let mut best: Option<Value> = None;
-    for m in list.iter() {
-        let child = pos.after(m);
-        let v = if child.us().is_empty() || child.them().is_empty() {
-            resolve(&child, metric, lookup)?
+    best_capture(pos, metric, &mut |child: &Position| {
+        if child.us().is_empty() || child.them().is_empty() {
+            resolve(child, metric, lookup)
         } else if child.has_capture() {
-            capturing(&child)?
+            capturing(child)
         } else {
-            lookup(&child)?
-        };
-        let v = metric.zeroing(v);
-        best = Some(best.map_or(v, |b| b.max(v)));
-    }
-    Ok(best.expect("a position with a capture has a capture move"))
+            lookup(child)
+        }
+    })
 }
 
 /// The DTW of a position by one ply of search (SPEC.md §3): the best of its moves, each child

@@ -1072,6 +1072,25 @@ impl Index {
         Some(p)
     }
 
+    /// The placement of slot `idx` in a scan: a step from `last` (the slot taken before, kept
+    /// here for the next call) when `idx` follows it ([`Index::next_placement`]), else
+    /// [`Index::placement_with`].
+    #[inline]
+    pub fn placement_after(
+        &self,
+        last: &mut Option<(u64, Placement)>,
+        idx: u64,
+        cache: &mut LeadCache,
+    ) -> Placement {
+        let pl = match last {
+            Some((i, p)) if *i + 1 == idx => self.next_placement(p),
+            _ => None,
+        }
+        .unwrap_or_else(|| self.placement_with(idx, cache));
+        *last = Some((idx, pl));
+        pl
+    }
+
     /// The lead squares (index order), their occupancy and the symmetries fixing them.
     fn lead_part(&self, lead: u64) -> LeadCache {
         let mut squares = [0u8; 16];
