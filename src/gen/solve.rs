@@ -960,14 +960,21 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             .try_for_each_init(FrameCache::default, |cache, r| {
                 let mut list = MoveList::new();
                 let mut lead = LeadCache::default();
+                let mut last = None;
                 for local in r.clone() {
+                    let code = [self.load(0, local), self.load(1, local)];
+                    if !code.contains(&state::UNINIT) {
+                        continue;
+                    }
+                    // One placement for both sides, a step from the last where it can be.
+                    let pl = t
+                        .index
+                        .placement_after(&mut last, self.unit.global(local), &mut lead);
                     for side in 0..2 {
-                        if self.load(side, local) != state::UNINIT {
+                        if code[side] != state::UNINIT {
                             continue;
                         }
-                        let pos =
-                            t.index
-                                .decode_valid_with(side, self.unit.global(local), &mut lead);
+                        let pos = t.index.position_of(side, &pl);
                         list.clear();
                         pos.quiet_moves(&mut list);
                         let code = if list.is_empty() {

@@ -1430,13 +1430,6 @@ impl Index {
         self.position_of(side, &pl)
     }
 
-    /// [`Index::decode_valid`] with a [`LeadCache`].
-    #[inline]
-    pub fn decode_valid_with(&self, side: usize, idx: u64, cache: &mut LeadCache) -> Position {
-        let pl = self.placement_with(idx, cache);
-        self.position_of(side, &pl)
-    }
-
     /// The position of a placement.
     #[inline]
     pub fn position_of(&self, side: usize, pl: &Placement) -> Position {
