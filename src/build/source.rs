@@ -296,7 +296,7 @@ impl DecodedTables<'_> {
         else {
             unreachable!("a .dtw file stores exactly the side it does not leave out")
         };
-        let lookup = |p: &Position| match d.index.encode(p) {
+        let mut lookup = |p: &Position| match d.index.encode(p) {
             Some((s, i)) if s != side => Ok(Value(stored[i as usize])),
             _ => self.stored_value(p, Metric::Dtw),
         };
@@ -318,14 +318,7 @@ impl DecodedTables<'_> {
             )?;
             Ok(v.is_loss())
         };
-        // The stored side's codes hold the whole value: a known class saves nothing.
-        let v = dtw_of_left_out(
-            pos,
-            w,
-            &mut loses,
-            &mut |p: &Position| lookup(p),
-            &mut |p: &Position, _: Wdl| lookup(p),
-        )?;
+        let v = dtw_of_left_out(pos, w, &mut loses, &mut lookup)?;
         found.set(idx, v);
         Ok(v)
     }
@@ -446,27 +439,12 @@ impl DecodedTables<'_> {
                     )
                 },
                 &mut |p: &Position| self.stored_value(p, Metric::Dtw),
-                &mut |p: &Position, w: Wdl| self.decisive_dtw(p, w),
             )?,
         };
         if self.searched.fetch_add(1, Ordering::Relaxed) < Self::SEARCHED_SLOTS {
             searched.insert(idx, v);
         }
         Ok(v)
-    }
-
-    /// The DTW of the quiet position `pos`, known to be decisive of class `w`: as
-    /// [`TableSource::stored_value`] gives it, but a table read through its files reads the
-    /// distance of a side its `.dtw` file stores without the `.wdl` file's class (a pairs
-    /// block walked per read: most of the time of a search through the files).
-    fn decisive_dtw(&self, pos: &Position, w: Wdl) -> Result<Value, ProbeError> {
-        self.in_source(pos, Metric::Dtw, |source| match source {
-            Source::Decoded(d) => self.value_in(d, pos),
-            Source::Files(searched) => match self.tb.stored_dtw_as(pos, w)? {
-                Some(v) => Ok(v),
-                None => self.value_in_files(searched, pos, Metric::Dtw),
-            },
-        })
     }
 
     /// The value in `metric` of `pos`, whose side to move can capture, in its table `source`:

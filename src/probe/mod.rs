@@ -282,10 +282,6 @@ impl Tablebase {
                 w,
                 &mut |p: &Position| Ok(self.resolve_with(p, Metric::Wdl)?.is_loss()),
                 &mut |p: &Position| self.lookup(p, Metric::Dtw),
-                &mut |p: &Position, w: Wdl| match self.stored_dtw_as(p, w)? {
-                    Some(v) => Ok(v),
-                    None => self.lookup(p, Metric::Dtw),
-                },
             );
         }
         // For DTZ (SPEC.md §2) every move here is quiet, and leads to the stored side or is a
@@ -323,22 +319,6 @@ impl Tablebase {
         }
         // No legal move: stalemated, which wins.
         Ok(best.unwrap_or(Value::win(0)))
-    }
-
-    /// The DTW of a quiet position known to be decisive of class `w`, when its `.dtw` file
-    /// stores its side to move (`None` otherwise): the stored distance, without reading the
-    /// `.wdl` file (the class is all a `.dtw` reader takes from it).
-    pub(crate) fn stored_dtw_as(
-        &self,
-        pos: &Position,
-        w: Wdl,
-    ) -> Result<Option<Value>, ProbeError> {
-        let t = self.table(Material::of_position(pos), Metric::Dtw)?;
-        let (side, idx) = t.index.encode(pos).expect("material matches its table");
-        if !t.stores_side(side) {
-            return Ok(None);
-        }
-        self.stored_decisive(&t, pos, side, idx, w).map(Some)
     }
 
     /// The value of a quiet decisive position (`w` its WDL, `(side, idx)` its slot) from the

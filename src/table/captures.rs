@@ -89,31 +89,16 @@ pub fn dtw_by_search<E>(
 /// out, by one ply of search with `lookup`: from a loss over every move; from a win only over
 /// the moves whose child `is_loss` says is lost for the opponent (a WDL read, cheaper than a
 /// DTW one), as only those can be best.
-///
-/// Every child searched is then decisive with a class known before it is read: from a loss
-/// every move leads to the opponent's win, from a win the moves kept lead to the opponent's
-/// losses. A quiet child (no capture to resolve) is read with `decisive(child, class)`, which
-/// must give what `lookup` gives for a position of that class: a reader whose files keep the
-/// distance apart from the class (a `.dtw` file and its `.wdl` file) can skip the class.
 pub fn dtw_of_left_out<E>(
     pos: &Position,
     w: Wdl,
     is_loss: &mut impl FnMut(&Position) -> Result<bool, E>,
     lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
-    decisive: &mut impl FnMut(&Position, Wdl) -> Result<Value, E>,
 ) -> Result<Value, E> {
-    let class = if w.is_loss() { Wdl::Win } else { Wdl::Loss };
-    let mut child_value = |child: &Position| {
-        if child.us().is_empty() || child.them().is_empty() || child.has_capture() {
-            resolve(child, Metric::Dtw, lookup)
-        } else {
-            decisive(child, class)
-        }
-    };
     if w.is_loss() {
-        best_child(pos, &mut |_: &Position| Ok(true), &mut child_value)
+        dtw_by_search(pos, lookup)
     } else {
-        best_child(pos, is_loss, &mut child_value)
+        dtw_by_search_among(pos, is_loss, lookup)
     }
 }
 
@@ -126,25 +111,13 @@ pub fn dtw_by_search_among<E>(
     keep: &mut impl FnMut(&Position) -> Result<bool, E>,
     lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
 ) -> Result<Value, E> {
-    best_child(pos, keep, &mut |child: &Position| {
-        resolve(child, Metric::Dtw, lookup)
-    })
-}
-
-/// The best of the moves of `pos` whose child `keep` accepts, each child's DTW given by
-/// `value` and taken one ply later; `W(0)` without a legal move.
-fn best_child<E>(
-    pos: &Position,
-    keep: &mut impl FnMut(&Position) -> Result<bool, E>,
-    value: &mut impl FnMut(&Position) -> Result<Value, E>,
-) -> Result<Value, E> {
     let mut best: Option<Value> = None;
     for m in pos.legal_moves().iter() {
         let child = pos.after(m);
         if !keep(&child)? {
             continue;
         }
-        let v = value(&child)?.after_move();
+        let v = resolve(&child, Metric::Dtw, lookup)?.after_move();
         best = Some(best.map_or(v, |b| b.max(v)));
     }
     Ok(best.unwrap_or(Value::win(0)))
