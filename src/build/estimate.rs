@@ -68,6 +68,7 @@ impl Estimate {
     /// for WDL+DTZ and [`DTW_COST`] of that again for DTW (up to 4 pieces
     /// [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit of [`Estimate::work`]).
     pub fn cpu_seconds(&self) -> f64 {
+        // Work counts each metric solved: more than both sides once means DTW too.
         cpu_seconds(self.material, self.slots, self.work > 2 * self.slots)
     }
 }
@@ -215,8 +216,9 @@ pub fn estimate_with(
 /// out, once levels may go forward and tables without pawns skip phase 2 (d5f1cb0, 7238ac1,
 /// 61345a1). 5 pieces: KKKKvB, KKKKvK, KKKKvN, KKKKvQ, KKKKvR, KKKKvP, NNNvNN: 235 to 539 ns,
 /// mean 400 (794 before those changes); KRNvBN and KQRBvN 242 and 311. 6 pieces: KKKKKvB 469,
-/// KKKKKvP 523 (mean 496; 7 pieces extrapolated). Tables with long wins take more levels, so single tables stray from these
-/// by up to half. Up to 4 pieces it holds the mean over the whole ≤4-piece set;
+/// KKKKKvP 523 (mean 496; KKQBNvK, built since, 515; 7 pieces extrapolated). Tables with long
+/// wins take more levels, so single tables stray from these by up to half. Up to 4 pieces it
+/// holds the mean over the whole ≤4-piece set;
 /// [`Estimate::cpu_seconds`] reads [`NS_PER_SLOT_VISIT_UP_TO_4`] there.
 pub const NS_PER_SLOT_VISIT: [f64; 8] = [450.0, 450.0, 450.0, 450.0, 450.0, 400.0, 496.0, 600.0];
 
@@ -240,7 +242,8 @@ pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [358.0, 465.0, 555.0, 812.0, 132
 
 /// Estimated single-core CPU seconds of building `m` (`slots` per side), WDL+DTZ and, if
 /// `dtw`, DTW: [`NS_PER_SLOT_VISIT`] per slot and side, and [`DTW_COST`] of that for DTW
-/// (without pawns; with pawns up to 5 pieces; with pawns from 6) (up to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit).
+/// (without pawns; with pawns up to 5 pieces; with pawns from 6); up to 4 pieces
+/// [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit.
 pub fn cpu_seconds(m: Material, slots: u64, dtw: bool) -> f64 {
     let visits = 2.0 * slots as f64;
     if m.count() <= 4 {

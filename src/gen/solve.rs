@@ -962,18 +962,14 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 let mut lead = LeadCache::default();
                 let mut last = None;
                 for local in r.clone() {
-                    let code = [self.load(0, local), self.load(1, local)];
-                    if !code.contains(&state::UNINIT) {
+                    let uninit = [0, 1].map(|side| self.load(side, local) == state::UNINIT);
+                    if uninit == [false; 2] {
                         continue;
                     }
+                    let global = self.unit.global(local);
                     // One placement for both sides, a step from the last where it can be.
-                    let pl = t
-                        .index
-                        .placement_after(&mut last, self.unit.global(local), &mut lead);
-                    for side in 0..2 {
-                        if code[side] != state::UNINIT {
-                            continue;
-                        }
+                    let pl = t.index.placement_after(&mut last, global, &mut lead);
+                    for (side, _) in uninit.iter().enumerate().filter(|&(_, &u)| u) {
                         let pos = t.index.position_of(side, &pl);
                         list.clear();
                         pos.quiet_moves(&mut list);
@@ -985,9 +981,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             // in DTW does the distance of such a move need a search: the
                             // others are left out by their class.
                             let won = t.metric == Metric::Dtw
-                                && t.hint.is_some_and(|h| {
-                                    h.class(side, self.unit.global(local)) == Class::Win
-                                });
+                                && t.hint.is_some_and(|h| h.class(side, global) == Class::Win);
                             let mut baseline: Option<Value> = None;
                             let mut others = 0;
                             for m in list.iter() {
@@ -1009,17 +1003,11 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             if let Some(b) = baseline {
                                 self.note_distance(b);
                             }
-                            let code = self.pending_code(baseline, others == 0);
-                            let global = self.unit.global(local);
-                            match code {
+                            match self.pending_code(baseline, others == 0) {
                                 // A known win is never a loss candidate: waiting as for a
-                                // drawn baseline, it can only become a win.
-                                state::PEND_NONE | state::PEND_LOSS
-                                    if t.hint
-                                        .is_some_and(|h| h.class(side, global) == Class::Win) =>
-                                {
-                                    state::PEND_DRAW
-                                }
+                                // drawn baseline, it can only become a win (the hint is
+                                // given to DTW solves only, so this is `won`).
+                                state::PEND_NONE | state::PEND_LOSS if won => state::PEND_DRAW,
                                 c => c,
                             }
                         };
