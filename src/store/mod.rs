@@ -13,7 +13,10 @@
 //! exactly the WDL wins and losses, cursed and blessed included, as the 50-move rule only
 //! decides *how* a won game is won), so `.dtz`/`.dtw` files hold distances only, and draws are
 //! "don't care". `.dtz` and `.dtw` files hold **one side to move**, whichever compresses
-//! smaller; the value of the other side is exact all the same, by one ply of search: every move
+//! smaller, except that a `.dtw` file whose material has one side of pawns only against pieces
+//! stores that side (the one every promotion into it lands on, which builds with pawns read:
+//! [`crate::table::Material::promotions_land_on`]); the value of the other side is exact all
+//! the same, by one ply of search: every move
 //! of that side leads to the stored side, or (DTZ) is a zeroing move scored by WDL (SPEC.md §2),
 //! or (DTW) leaves the table by a capture or a promotion (SPEC.md §3;
 //! [`crate::table::dtw_by_search`]). See [`crate::probe`]. `.dtw` files written before stored

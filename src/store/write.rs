@@ -431,9 +431,21 @@ pub fn write_table<T: TableValues + ?Sized>(
             &section,
         )?)
     };
-    // One side: whichever compresses smaller (White on a tie). The other is one ply of search
-    // away for DTZ and DTW alike (the module doc).
-    let encoded = match trial_side(size, |side, ranges| Ok(encode(&[side], ranges)?.file_len()))? {
+    // One side. The other is one ply of search away for DTZ and DTW alike (the module doc).
+    // A `.dtw` file stores the side every promotion into its table lands on, where there is
+    // one (the lone side's pawns against pieces): a build with pawns reads the DTW of the
+    // positions its promotions reach, and a left-out slot costs a search each (KRPvP searched
+    // 1.4 M slots of the KRXvP tables' Black side). Otherwise, and always for `.dtz` files
+    // (whose builds score promotions by WDL), whichever side compresses smaller (White on a
+    // tie).
+    let landing = (metric == Metric::Dtw)
+        .then(|| material.promotions_land_on())
+        .flatten();
+    let chosen = match landing {
+        Some(color) => Some(color.index()),
+        None => trial_side(size, |side, ranges| Ok(encode(&[side], ranges)?.file_len()))?,
+    };
+    let encoded = match chosen {
         Some(side) => encode(&[side], &sections)?,
         None => {
             let (white, black) = (encode(&[0], &sections)?, encode(&[1], &sections)?);

@@ -208,6 +208,21 @@ impl Material {
         self.pawns() > 0
     }
 
+    /// The side to move every promotion into this material hands the turn to, if there is one
+    /// only: the side whose pieces are all pawns (no pawn comes from a promotion) when the
+    /// other has a piece (any piece but a pawn may have been one). `None` when both sides have
+    /// such a piece, or neither.
+    pub fn promotions_land_on(&self) -> Option<Color> {
+        let pawns_only = |c: Color| {
+            self.side_count(c) == usize::from(self.counts[c.index()][Role::Pawn.index()])
+        };
+        match (pawns_only(Color::White), pawns_only(Color::Black)) {
+            (true, false) => Some(Color::White),
+            (false, true) => Some(Color::Black),
+            _ => None,
+        }
+    }
+
     /// The same material with colours swapped.
     pub fn swapped(&self) -> Material {
         Material {
@@ -386,6 +401,36 @@ impl std::str::FromStr for Material {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn promotions_land_on_the_side_every_parent_hands_the_turn_to() {
+        // Every promotion of every material up to five pieces, both orientations: the side to
+        // move it lands on, gathered by the material it lands in.
+        let mut landed: std::collections::BTreeMap<Material, BTreeSet<Color>> = Default::default();
+        let all: Vec<Material> = (2..=5)
+            .flat_map(Material::all_with_pieces)
+            .flat_map(|m| [m, m.swapped()])
+            .collect();
+        for parent in &all {
+            for mover in Color::ALL {
+                for target in parent.promotions_of(mover) {
+                    landed.entry(target).or_default().insert(mover.other());
+                }
+            }
+        }
+        let mut one_side = 0;
+        for m in &all {
+            let sides = landed.get(m).cloned().unwrap_or_default();
+            let only = (sides.len() == 1).then(|| *sides.first().unwrap());
+            assert_eq!(m.promotions_land_on(), only, "{m}: {sides:?}");
+            one_side += usize::from(only.is_some());
+        }
+        assert!(one_side > 100, "{one_side} materials with one landing side");
+        assert_eq!(
+            Material::parse("KRQvP").unwrap().promotions_land_on(),
+            Some(Color::Black)
+        );
+    }
 
     #[test]
     fn table_counts_match_spec() {
