@@ -969,7 +969,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                     let global = self.unit.global(local);
                     // One placement for both sides, a step from the last where it can be.
                     let pl = t.index.placement_after(&mut last, global, &mut lead);
-                    for (side, _) in uninit.iter().enumerate().filter(|&(_, &u)| u) {
+                    for side in (0..2).filter(|&side| uninit[side]) {
                         let pos = t.index.position_of(side, &pl);
                         list.clear();
                         pos.quiet_moves(&mut list);

@@ -438,9 +438,11 @@ pub fn write_table<T: TableValues + ?Sized>(
     // 1.4 M slots of the KRXvP tables' Black side). Otherwise, and always for `.dtz` files
     // (whose builds score promotions by WDL), whichever side compresses smaller (White on a
     // tie).
-    let landing = (metric == Metric::Dtw)
-        .then(|| material.promotions_land_on())
-        .flatten();
+    let landing = if metric == Metric::Dtw {
+        material.promotions_land_on()
+    } else {
+        None
+    };
     let chosen = match landing {
         Some(color) => Some(color.index()),
         None => trial_side(size, |side, ranges| Ok(encode(&[side], ranges)?.file_len()))?,
