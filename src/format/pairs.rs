@@ -168,16 +168,29 @@ pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, EncodeError
 /// first and each at least a quarter as common as the commonest. Returns the pairs; `lens`
 /// gets the expansion length of each new symbol.
 fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
+    // Pair `(a, b)` of a round with `s` symbols is entry `a * s + b` of both tables, which
+    // stay zero between rounds: a round clears only the entries it set, instead of clearing
+    // and scanning all `s * s` of them (the `.wdl` + `.dtz` writes of 19 four-piece tables,
+    // one after the other on one thread: 8.08 -> 7.43 CPU-s, 0.92x, the same bytes).
     let mut pairs = Vec::new();
     let mut counts: Vec<u32> = Vec::new();
     let mut replace: Vec<u16> = Vec::new();
+    // The pairs counted this round, each once, by entry.
+    let mut seen: Vec<u32> = Vec::new();
     loop {
         let s = lens.len();
         if s >= MAX_SYMBOLS || seq.len() < 2 {
             break;
         }
-        counts.clear();
-        counts.resize(s * s, 0);
+        let at = |a: usize, b: usize| a * s + b;
+        for &i in &seen {
+            counts[i as usize] = 0;
+        }
+        seen.clear();
+        if counts.len() < s * s {
+            counts.resize(s * s, 0);
+            replace.resize(s * s, 0);
+        }
         // A run `aaaa` holds two replaceable `aa`, not three: count every other one.
         let mut in_run = false;
         for w in seq.windows(2) {
@@ -190,13 +203,21 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             } else {
                 in_run = false;
             }
-            counts[a * s + b] += 1;
+            let c = &mut counts[at(a, b)];
+            if *c == 0 {
+                seen.push(at(a, b) as u32);
+            }
+            *c += 1;
         }
-        let mut cands: Vec<(u32, u16, u16)> = counts
+        let mut cands: Vec<(u32, u16, u16)> = seen
             .iter()
-            .enumerate()
-            .filter(|&(i, &c)| c >= MIN_PAIR_COUNT && lens[i / s] + lens[i % s] <= MAX_EXPANSION)
-            .map(|(i, &c)| (c, (i / s) as u16, (i % s) as u16))
+            .map(|&i| {
+                let i = i as usize;
+                (counts[i], (i / s) as u16, (i % s) as u16)
+            })
+            .filter(|&(c, a, b)| {
+                c >= MIN_PAIR_COUNT && lens[a as usize] + lens[b as usize] <= MAX_EXPANSION
+            })
             .collect();
         if cands.is_empty() {
             break;
@@ -205,8 +226,7 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
         let floor = (cands[0].0 / 4).max(MIN_PAIR_COUNT);
         let mut is_left = vec![false; s];
         let mut is_right = vec![false; s];
-        replace.clear();
-        replace.resize(s * s, 0);
+        let first = pairs.len();
         let mut next = s;
         for &(c, a, b) in &cands {
             if c < floor || next >= MAX_SYMBOLS {
@@ -219,7 +239,7 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             is_left[a] = true;
             is_right[b] = true;
             // Stored plus one: 0 means "not replaced".
-            replace[a * s + b] = next as u16 + 1;
+            replace[at(a, b)] = next as u16 + 1;
             pairs.push((a as u16, b as u16));
             lens.push(lens[a] + lens[b]);
             next += 1;
@@ -228,7 +248,7 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
         let n = seq.len();
         while r < n {
             if r + 1 < n {
-                let code = replace[seq[r] as usize * s + seq[r + 1] as usize];
+                let code = replace[at(seq[r] as usize, seq[r + 1] as usize)];
                 if code != 0 {
                     seq[w] = code - 1;
                     w += 1;
@@ -241,6 +261,9 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             r += 1;
         }
         seq.truncate(w);
+        for &(a, b) in &pairs[first..] {
+            replace[at(a as usize, b as usize)] = 0;
+        }
     }
     pairs
 }
