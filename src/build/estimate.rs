@@ -6,7 +6,7 @@ use super::source::DecodedTables;
 use crate::format::SPILL_BYTES;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
 use crate::r#gen::{IN_MEMORY_SLOTS, UNIT_SLOTS, WdlHint};
-use crate::store::{DTW_VALUES_PER_BLOCK, SECTION_VALUES};
+use crate::store::{COPY_BYTES, DTW_VALUES_PER_BLOCK, SECTION_VALUES};
 use crate::table::{FRAME, Index, Material, Metric};
 use std::collections::HashMap;
 
@@ -29,7 +29,8 @@ use std::collections::HashMap;
 ///   at most a lead configuration), and the compressed data of the two encodings a one-side
 ///   file may compare (at [`WRITER_IMAGE_BYTES_PER_SLOT`], [`SPILL_BYTES`] each at most, the
 ///   rest waits in a spool file on disk) with their headers (a 64th of the data), beside the
-///   exact values;
+///   exact values and, for a table that may be written in another order and whose codes fit
+///   [`COPY_BYTES`], a copy of them in that order (4 bytes a slot);
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
 ///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW; tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead: a WDL/DTZ build reads
@@ -141,12 +142,21 @@ pub fn estimate_with(
     let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling + hint;
     let section = n.min(SECTION_VALUES);
     // A file in another rest order than the solver's reads the values one shared run (at
-    // most a lead configuration, at most a section) at a time, beside each section.
-    let run = 2 * Index::new(m).rest_size().min(section);
+    // most a lead configuration, at most a section) at a time, beside each section; a table
+    // whose codes fit [`COPY_BYTES`] is first copied whole in that order, where it may have
+    // one.
+    let index = Index::new(m);
+    let run = 2 * index.rest_size().min(section);
+    let copy = if 4 * n <= COPY_BYTES && index.rest_orders().len() > 1 {
+        4 * n
+    } else {
+        0
+    };
     // The compressed data a file's encodings hold in memory: its expected size, not the
     // upper bound the disk check takes.
     let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
     let writer = in_memory
+        + copy
         + ENCODER_TABLE_BYTES
         + WRITER_BYTES_PER_SECTION_SLOT * section
         + 2 * run
@@ -350,6 +360,17 @@ mod tests {
         assert!(e.memory < peak + 2 * 2 * 518 * 62 * 6, "{e:?}");
         assert_eq!(e.work, 2 * n);
         assert_eq!(estimate(m, true).work, 4 * n);
+        // KRvBN may be written in another rest order than its own: its writer counts a copy of
+        // the codes in that order (4 bytes a slot) beside the exact values in memory.
+        let m = Material::parse("KRvBN").unwrap();
+        assert!(Index::new(m).rest_orders().len() > 1);
+        let e = estimate(m, false);
+        let n = e.slots;
+        assert!(n <= IN_MEMORY_SLOTS && 4 * n <= COPY_BYTES, "{e:?}");
+        assert!(
+            e.writer >= 4 * n + 4 * n + WRITER_BYTES_PER_SECTION_SLOT * n + ENCODER_TABLE_BYTES,
+            "{e:?}"
+        );
     }
 
     /// A source that notes the table of every position looked up in it.

@@ -49,7 +49,7 @@ mod read;
 mod write;
 
 pub use read::StoredTable;
-pub use write::{SECTION_VALUES, write_table};
+pub use write::{COPY_BYTES, SECTION_VALUES, write_table};
 
 use crate::format::{Compression, FormatError, WriteOptions};
 use crate::table::{Material, Metric, Value, Wdl};

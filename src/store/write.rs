@@ -128,6 +128,81 @@ impl<'a, T: TableValues + ?Sized> InOrder<'a, T> {
     }
 }
 
+/// A table as the writer reads it for its `.wdl` and `.dtz` files: the table itself, or, where
+/// the files order the rest groups unlike the table and both sides fit [`COPY_BYTES`], its codes
+/// copied once in the files' order. Through [`InOrder`] each read of a slot decodes its
+/// placement in one index and encodes it in the other, and those files read every slot once
+/// and one side's again (a fifth of KNvBP's WDL + DTZ build).
+struct ForFiles<'a, T: ?Sized> {
+    table: &'a T,
+    copy: Option<(Index, [Vec<u16>; 2])>,
+}
+
+/// Bytes of codes (both sides) up to which the writer copies a table whose files order the
+/// rest groups unlike it, in the files' order, before writing its `.wdl` and `.dtz` files: 16 M
+/// slots a side, a section (every table up to four pieces; larger ones are read a shared run at
+/// a time, [`crate::table::Index::shared_run`]).
+pub const COPY_BYTES: u64 = 4 * SECTION_VALUES;
+
+impl<'a, T: TableValues + ?Sized> ForFiles<'a, T> {
+    /// `table` as the files of index `file` read it; `path` names the file in errors.
+    fn new(table: &'a T, file: &Index, path: &Path) -> Result<ForFiles<'a, T>, FormatError> {
+        let size = file.size();
+        let reader = InOrder::new(table, file);
+        if reader.same || 4 * size > COPY_BYTES {
+            return Ok(ForFiles { table, copy: None });
+        }
+        // Whole shared runs at a time, about 2^18 slots.
+        let chunk = (reader.run * (1u64 << 18).div_ceil(reader.run)) as usize;
+        let side = |side: usize| -> Result<Vec<u16>, FormatError> {
+            let mut codes = vec![0u16; size as usize];
+            codes.par_chunks_mut(chunk).enumerate().try_for_each_init(
+                Vec::new,
+                |buf, (k, dst)| {
+                    let start = (k * chunk) as u64;
+                    reader
+                        .read(side, start..start + dst.len() as u64, buf)
+                        .map_err(|e| values_err(path, e))?;
+                    dst.copy_from_slice(buf);
+                    Ok::<(), FormatError>(())
+                },
+            )?;
+            Ok(codes)
+        };
+        let copy = [side(0)?, side(1)?];
+        Ok(ForFiles {
+            table,
+            copy: Some((file.clone(), copy)),
+        })
+    }
+}
+
+impl<T: TableValues + ?Sized> TableValues for ForFiles<'_, T> {
+    type Error = T::Error;
+
+    fn index(&self) -> &Index {
+        match &self.copy {
+            Some((index, _)) => index,
+            None => self.table.index(),
+        }
+    }
+
+    fn metric(&self) -> Metric {
+        self.table.metric()
+    }
+
+    fn frame(&self, side: usize, f: usize, out: &mut Vec<u16>) -> Result<(), T::Error> {
+        let Some((_, codes)) = &self.copy else {
+            return self.table.frame(side, f, out);
+        };
+        let codes = &codes[side];
+        let start = (f as u64 * FRAME) as usize;
+        out.clear();
+        out.extend_from_slice(&codes[start..(start + FRAME as usize).min(codes.len())]);
+        Ok(())
+    }
+}
+
 /// Rest orders are tried on at most this many slots per side ([`choose_order`]), in
 /// [`TRIAL_PIECES`] evenly spaced runs of slots.
 const TRIAL_SLOTS: u64 = 1 << 19;
@@ -330,6 +405,15 @@ pub fn write_table<T: TableValues + ?Sized>(
         Some(ix) => ix,
         None => choose_order(table, &dir.join(file_name(material, metric)), opts)?,
     };
+    // The `.wdl` file reads both sides whole, and the `.dtz` file one side at least once more:
+    // a copy in the files' order pays. A `.dtw` file reads one side whole (its landing side, or
+    // the one its sizing keeps), which is as many reads as a copy takes.
+    let copy = if metric == Metric::Dtw {
+        ForFiles { table, copy: None }
+    } else {
+        ForFiles::new(table, &file_index, &dir.join(file_name(material, metric)))?
+    };
+    let table = &copy;
     let reader = InOrder::new(table, &file_index);
     let index = &file_index;
     if metric != Metric::Dtw {
