@@ -149,7 +149,10 @@ impl<'a, T: TableValues + ?Sized> ForFiles<'a, T> {
     fn new(table: &'a T, file: &Index, path: &Path) -> Result<ForFiles<'a, T>, FormatError> {
         let size = file.size();
         let reader = InOrder::new(table, file);
-        if reader.same || 4 * size > COPY_BYTES {
+        // The `.wdl` file reads both sides whole, and the `.dtz` file one side at least once
+        // more: a copy pays. A `.dtw` file reads one side whole (its landing side, or the one
+        // its sizing keeps), as many reads as a copy takes.
+        if reader.same || 4 * size > COPY_BYTES || table.metric() == Metric::Dtw {
             return Ok(ForFiles { table, copy: None });
         }
         // Whole shared runs at a time, about 2^18 slots.
@@ -405,14 +408,7 @@ pub fn write_table<T: TableValues + ?Sized>(
         Some(ix) => ix,
         None => choose_order(table, &dir.join(file_name(material, metric)), opts)?,
     };
-    // The `.wdl` file reads both sides whole, and the `.dtz` file one side at least once more:
-    // a copy in the files' order pays. A `.dtw` file reads one side whole (its landing side, or
-    // the one its sizing keeps), which is as many reads as a copy takes.
-    let copy = if metric == Metric::Dtw {
-        ForFiles { table, copy: None }
-    } else {
-        ForFiles::new(table, &file_index, &dir.join(file_name(material, metric)))?
-    };
+    let copy = ForFiles::new(table, &file_index, &dir.join(file_name(material, metric)))?;
     let table = &copy;
     let reader = InOrder::new(table, &file_index);
     let index = &file_index;
@@ -538,25 +534,26 @@ pub fn write_table<T: TableValues + ?Sized>(
     } else {
         None
     };
-    // A zstd file's sides are sized at a fast level ([`SIZING_LEVEL`]), and only the side
-    // kept is encoded at the file's.
-    let sizing = match o.compression {
-        Compression::Zstd => WriteOptions {
+    // The options a zstd file's sides are sized with; a pairs file is sized by its own
+    // encodings.
+    let fast = match o.compression {
+        Compression::Zstd => Some(WriteOptions {
             level: SIZING_LEVEL,
             ..o.clone()
-        },
-        Compression::Pairs { .. } => o.clone(),
+        }),
+        Compression::Pairs { .. } => None,
     };
+    let sizing = fast.as_ref().unwrap_or(o);
     let chosen = match landing {
         Some(color) => Some(color.index()),
         None => trial_side(size, |side, ranges| {
-            Ok(encode(&sizing, &[side], ranges)?.file_len())
+            Ok(encode(sizing, &[side], ranges)?.file_len())
         })?,
     };
-    let encoded = match chosen {
-        Some(side) => encode(o, &[side], &sections)?,
-        // Sized by the file's own encoding: keep the smaller.
-        None if sizing == *o => {
+    let encoded = match (chosen, &fast) {
+        (Some(side), _) => encode(o, &[side], &sections)?,
+        // Both sides whole in the file's own encoding: keep the smaller.
+        (None, None) => {
             let (white, black) = (encode(o, &[0], &sections)?, encode(o, &[1], &sections)?);
             if black.file_len() < white.file_len() {
                 black
@@ -564,9 +561,9 @@ pub fn write_table<T: TableValues + ?Sized>(
                 white
             }
         }
-        None => {
+        (None, Some(fast)) => {
             let len =
-                |side: usize| Ok::<_, StoreError>(encode(&sizing, &[side], &sections)?.file_len());
+                |side: usize| Ok::<_, StoreError>(encode(fast, &[side], &sections)?.file_len());
             let (white, black) = (len(0)?, len(1)?);
             encode(o, &[usize::from(black < white)], &sections)?
         }
@@ -594,8 +591,13 @@ mod tests {
         (side, seen)
     }
 
-    /// A `.dtw` file of `KQvK` whose White side holds `white` and Black side `black`.
-    fn dtw_file_of(white: &dyn Fn(u64) -> u16, black: &dyn Fn(u64) -> u16) -> StoredTable {
+    /// A `.dtw` file of `KQvK` whose White side holds `white` and Black side `black`, written
+    /// in a directory named after `case`.
+    fn dtw_file_of(
+        case: &str,
+        white: &dyn Fn(u64) -> u16,
+        black: &dyn Fn(u64) -> u16,
+    ) -> StoredTable {
         let m = Material::parse("KQvK").unwrap();
         let index = Index::new(m);
         let size = index.size();
@@ -609,8 +611,7 @@ mod tests {
             ],
             quiet: [vec![u64::MAX; words], vec![u64::MAX; words]],
         };
-        let dir =
-            std::env::temp_dir().join(format!("antitb-side-{}-{}", std::process::id(), white(1)));
+        let dir = std::env::temp_dir().join(format!("antitb-side-{}-{case}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         write_table(&dir, &table, &StoreOptions::default()).unwrap();
         let t = StoredTable::open(
@@ -631,9 +632,9 @@ mod tests {
         let scramble =
             |i: u64| Value::win((i.wrapping_mul(0x9E37_79B9) >> 7) as u16 % 300 + 1).code();
         let constant = |_: u64| Value::win(7).code();
-        let t = dtw_file_of(&constant, &scramble);
+        let t = dtw_file_of("white", &constant, &scramble);
         assert!(t.stores_side(0) && !t.stores_side(1));
-        let t = dtw_file_of(&scramble, &constant);
+        let t = dtw_file_of("black", &scramble, &constant);
         assert!(t.stores_side(1) && !t.stores_side(0));
     }
 
