@@ -12,7 +12,9 @@ mod common;
 use antitb::format::{FormatError, Region, TableFile, WriteOptions};
 use antitb::store::file_name;
 use antitb::table::{Index, Material, Metric, Value, Wdl};
-use antitb::verify::{Check, Reading, Report, VerifyError, VerifyOptions, verify_tables};
+use antitb::verify::{
+    Check, Disagreement, Reading, Report, VerifyError, VerifyOptions, verify_tables,
+};
 use common::cli::{TempDir, antitb, remove_stale_dirs, temp_path, text};
 use common::files::{build_into, up_to};
 use std::path::{Path, PathBuf};
@@ -37,10 +39,17 @@ fn m(name: &str) -> Material {
 }
 
 fn verify(dirs: &[&Path], materials: &[Material], fast: bool) -> Report {
+    verify_held(dirs, materials, fast, false)
+}
+
+/// [`verify`], with every checked table held one byte a slot (`compact`, as tables too large
+/// for 2-byte values are) or as small tables are.
+fn verify_held(dirs: &[&Path], materials: &[Material], fast: bool, compact: bool) -> Report {
     let dirs: Vec<PathBuf> = dirs.iter().map(|d| d.to_path_buf()).collect();
     let opts = VerifyOptions {
         fast,
         max_reports: 0,
+        compact_above: if compact { 0 } else { u64::MAX },
         ..VerifyOptions::default()
     };
     verify_tables(&dirs, materials, &opts, &|_| {}).expect("table directories readable")
@@ -74,6 +83,19 @@ fn every_table_up_to_3_pieces_is_consistent() {
         report.time.as_secs_f64()
     );
     assert!(report.positions() > 8_000_000, "{}", report.positions());
+
+    // Held one byte a slot, the `.wdl` files read section by section: the same positions.
+    let compact = verify_held(&[dir], &tables, false, true);
+    for (t, full) in compact.tables.iter().zip(&report.tables) {
+        assert!(
+            t.is_ok(),
+            "{} compact: {:?} {:?}",
+            t.material,
+            t.errors,
+            t.shown.first()
+        );
+        assert_eq!(t.positions, full.positions, "{}", t.material);
+    }
 
     let fast = verify(&[dir], &tables, true);
     assert!(fast.is_ok());
@@ -186,8 +208,39 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     secs[side].as_mut().unwrap()[idx as usize] = 2;
     rewrite(&f, &secs, &mutated.0.join(&name));
 
-    // The mutated directory comes first, so its KRvK.wdl is the one read.
+    // The mutated directory comes first, so its KRvK.wdl is the one read. Held either way.
+    let report = verify_held(&[&mutated.0, dir], &[krvk], false, true);
+    wdl_change_reported(&index, side, idx, &report);
     let report = verify(&[&mutated.0, dir], &[krvk], false);
+    let d = wdl_change_reported(&index, side, idx, &report);
+    let t = &report.tables[0];
+
+    // The command line names the position with both values and fails.
+    let out = antitb(&[
+        "verify",
+        "KRvK",
+        "--tables",
+        s(&mutated.0),
+        "--tables",
+        s(dir),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let line = format!(
+        "disagreement: KRvK {}: wdl stored +0, derived +2",
+        d.position
+    );
+    assert!(stdout.contains(&line), "{stdout}");
+    assert!(
+        stdout.contains(&format!("{} disagreements", t.disagreements)),
+        "{stdout}"
+    );
+}
+
+/// The reports of a check of KRvK with the WDL of slot `(side, idx)` changed from a win to a
+/// draw ([`a_changed_wdl_value_is_reported_at_exactly_that_position`]); the report at that
+/// slot.
+fn wdl_change_reported(index: &Index, side: usize, idx: u64, report: &Report) -> Disagreement {
     let t = &report.tables[0];
     assert!(
         t.errors.is_empty(),
@@ -219,7 +272,7 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
     );
     for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
         assert!(
-            reaches(&index, &d.position, side, idx),
+            reaches(index, &d.position, side, idx),
             "unexpected report {d}"
         );
     }
@@ -229,27 +282,7 @@ fn a_changed_wdl_value_is_reported_at_exactly_that_position() {
         .find(|d| (d.side, d.index) == (side, idx))
         .unwrap();
     assert_eq!(index.encode(&d.position), Some((side, idx)));
-
-    // The command line names the position with both values and fails.
-    let out = antitb(&[
-        "verify",
-        "KRvK",
-        "--tables",
-        s(&mutated.0),
-        "--tables",
-        s(dir),
-    ]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
-    let stdout = text(&out.stdout);
-    let line = format!(
-        "disagreement: KRvK {}: wdl stored +0, derived +2",
-        d.position
-    );
-    assert!(stdout.contains(&line), "{stdout}");
-    assert!(
-        stdout.contains(&format!("{} disagreements", t.disagreements)),
-        "{stdout}"
-    );
+    d.clone()
 }
 
 /// Change one stored DTZ or DTW distance of a KRvK win to another: that position is reported
@@ -290,26 +323,32 @@ fn changed_distance_is_reported(kind: Metric, check: Check) {
     *sym = new_sym;
     rewrite(&f, &secs, &mutated.0.join(&name));
 
-    let report = verify(&[&mutated.0, dir], &[krvk], false);
-    let t = &report.tables[0];
-    assert!(t.errors.is_empty(), "{:?}", t.errors);
-    let at: Vec<_> = t
-        .shown
-        .iter()
-        .filter(|d| (d.side, d.index) == (side, idx))
-        .collect();
-    assert_eq!(at.len(), 1, "{:?}", t.shown);
-    assert_eq!(
-        (at[0].check, at[0].stored, at[0].derived),
-        (check, Reading::Value(new), Reading::Value(old))
-    );
-    for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
-        assert!(
-            reaches(&index, &d.position, side, idx),
-            "unexpected report {d}"
+    // Held one byte a slot (as tables too large for 2-byte values are) and as small tables are.
+    for compact in [true, false] {
+        let report = verify_held(&[&mutated.0, dir], &[krvk], false, compact);
+        let t = &report.tables[0];
+        assert!(t.errors.is_empty(), "{:?}", t.errors);
+        let at: Vec<_> = t
+            .shown
+            .iter()
+            .filter(|d| (d.side, d.index) == (side, idx))
+            .collect();
+        assert_eq!(at.len(), 1, "{:?}", t.shown);
+        assert_eq!(
+            (at[0].check, at[0].stored, at[0].derived),
+            (check, Reading::Value(new), Reading::Value(old))
+        );
+        for d in t.shown.iter().filter(|d| (d.side, d.index) != (side, idx)) {
+            assert!(
+                reaches(&index, &d.position, side, idx),
+                "unexpected report {d}"
+            );
+        }
+        println!(
+            "{kind:?}: {old:?} -> {new:?}: {} reports (compact: {compact})",
+            t.disagreements
         );
     }
-    println!("{kind:?}: {old:?} -> {new:?}: {} reports", t.disagreements);
 }
 
 #[test]

@@ -47,6 +47,11 @@ pub struct VerifyArgs {
     /// Disagreements listed per table (all are counted); 0 lists all
     #[arg(long, default_value_t = 1000)]
     max_reports: usize,
+    /// Hold each checked table one byte a slot per metric, its .wdl file read section by
+    /// section, instead of 3 bytes (5 with DTW): the default for tables that would need more
+    /// than 4 GiB
+    #[arg(long)]
+    compact: bool,
     /// With --syzygy: compare one slot in N (Syzygy probes are slow: ≈5·10⁹ positions up to 4 pieces)
     #[arg(long, default_value_t = 1, requires = "syzygy")]
     sample: u64,
@@ -224,6 +229,11 @@ fn verify(args: &VerifyArgs) -> Result<(), String> {
     let opts = VerifyOptions {
         fast: !consistency,
         max_reports: args.max_reports,
+        compact_above: if args.compact {
+            0
+        } else {
+            VerifyOptions::default().compact_above
+        },
         ..VerifyOptions::default()
     };
     let mut failures = Vec::new();

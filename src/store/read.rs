@@ -182,12 +182,50 @@ impl StoredTable {
 
     /// The raw symbols of every slot of `side`, section after section.
     fn raw_side(&self, side: usize) -> Result<Vec<u16>, StoreError> {
-        let first = self.section_of(side)?;
         let mut out = Vec::with_capacity(self.index.size() as usize);
-        for s in first..first + self.per_side {
-            out.extend(self.file.decode_section(s)?);
+        for k in 0..self.per_side {
+            out.extend(self.raw_section(side, k)?);
         }
         Ok(out)
+    }
+
+    /// The raw symbols of section `k` of `side`.
+    fn raw_section(&self, side: usize, k: usize) -> Result<Vec<u16>, StoreError> {
+        let first = self.section_of(side)?;
+        debug_assert!(k < self.per_side);
+        Ok(self.file.decode_section(first + k)?)
+    }
+
+    /// Sections per side to move: section `k` holds slots `k * SECTION_VALUES` up to the next
+    /// section's first (the last one may be shorter). A reader that cannot hold a whole side
+    /// decodes them one at a time ([`StoredTable::decode_wdl_section`],
+    /// [`StoredTable::decode_section`]).
+    pub fn sections_per_side(&self) -> usize {
+        self.per_side
+    }
+
+    /// The slots of section `k` of either side.
+    pub fn section_slots(&self, k: usize) -> std::ops::Range<u64> {
+        let start = k as u64 * SECTION_VALUES;
+        start..(start + SECTION_VALUES).min(self.index.size())
+    }
+
+    /// Section `k` of `side` of a `.wdl` file, decoded.
+    pub fn decode_wdl_section(&self, side: usize, k: usize) -> Result<Vec<Wdl>, StoreError> {
+        debug_assert_eq!(self.metric, Metric::Wdl);
+        self.raw_section(side, k)?
+            .into_iter()
+            .map(|raw| wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw)))
+            .collect()
+    }
+
+    /// Section `k` of `side` of a `.dtz`/`.dtw` file, decoded to distances.
+    pub fn decode_section(&self, side: usize, k: usize) -> Result<Vec<u16>, StoreError> {
+        debug_assert_ne!(self.metric, Metric::Wdl);
+        self.raw_section(side, k)?
+            .into_iter()
+            .map(|r| self.decode(r))
+            .collect()
     }
 
     fn section_of(&self, side: usize) -> Result<usize, StoreError> {

@@ -1,12 +1,12 @@
 //! The self-consistency check of the module doc: every stored position against the values its
 //! successors derive.
 
-use super::tables::{TableSet, View, ViewTable, decode, read_by};
+use super::tables::{CompactSide, Decoded, Side, TableSet, View, ViewTable, decode, read_by};
 use super::{
     Check, Disagreement, Reading, Report, TableReport, VerifyError, VerifyEvent, VerifyOptions,
 };
 use crate::rules::{Move, MoveList, Position};
-use crate::store::StoredTable;
+use crate::store::{StoredTable, value_of_distance};
 use crate::table::{Material, Metric, Value, Wdl, resolve, short_dtz};
 use rayon::prelude::*;
 use std::path::PathBuf;
@@ -101,8 +101,16 @@ fn check_table(
     };
     let files = open_files(set, m, &mut report);
     if let (Some([Some(wdl), Some(dtz), dtw]), false) = (files, opts.fast) {
-        match build_view(set, m, &wdl, &dtz, dtw.as_ref()) {
-            Ok(view) => scan(&view, i, opts, events, &mut report),
+        // Two-byte values and a decoded `.wdl` file: 5 bytes a slot a side with a `.dtw` file.
+        let metrics = if dtw.is_some() { 5 } else { 3 };
+        let compact = 2 * metrics * wdl.index.size() > opts.compact_above;
+        let view = if compact {
+            build_compact_view(set, m, &wdl, &dtz, dtw.as_ref())
+        } else {
+            build_view(set, m, &wdl, &dtz, dtw.as_ref())
+        };
+        match view {
+            Ok(view) => scan(&view, compact.then_some(&wdl), i, opts, events, &mut report),
             Err(e) => report.errors.push(e),
         }
     }
@@ -128,12 +136,7 @@ fn build_view(
     // once both sides are filled, below).
     set.insert(m, Metric::Wdl, own_wdl.clone());
     let mut tables = vec![ViewTable::new(m, Ok(own_wdl), Some(own_dtz), own_dtw)];
-    for r in read_by(m) {
-        // A table that cannot be read is an error only if a position really reaches it.
-        let wdl = set.decoded(r, Metric::Wdl);
-        let dtw = dtw.map(|_| set.decoded(r, Metric::Dtw));
-        tables.push(ViewTable::new(r, wdl, None, dtw));
-    }
+    tables.extend(reached(set, m, dtw.is_some()));
     let mut view = View::new(tables).with_far(set.far());
     // The stored side's left-out short values first: the other side is derived from it.
     for side in 0..2 {
@@ -165,36 +168,43 @@ fn build_view(
     Ok(view)
 }
 
+/// The tables positions of `m` reach, decoded (with their `.dtw` files if `dtw`). A table that
+/// cannot be read is an error only if a position really reaches it.
+fn reached(set: &TableSet, m: Material, dtw: bool) -> Vec<ViewTable> {
+    read_by(m)
+        .into_iter()
+        .map(|r| {
+            let wdl = set.decoded(r, Metric::Wdl);
+            let dtw = dtw.then(|| set.decoded(r, Metric::Dtw));
+            ViewTable::new(r, wdl, None, dtw)
+        })
+        .collect()
+}
+
 /// The stored side of a `.dtz` file that leaves out short values, with those told by search
 /// as a prober does ([`short_dtz`]); other slots keep their stored value.
 fn short_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
-    let own = &view.tables[0];
-    let size = own.index.size();
+    every_slot(view, |idx| {
+        let stored = view.stored(side, idx, Metric::Dtz)?;
+        // The class from the `.wdl` file: a filler distance may be of any class.
+        let w = view.stored(side, idx, Metric::Wdl)?.wdl();
+        slot_value(view, side, idx, w, Fill::Short(stored))
+    })
+}
+
+/// `value(slot)` of every slot of a side of the checked table, in parallel.
+fn every_slot(
+    view: &View,
+    value: impl Fn(u64) -> Result<Value, VerifyError> + Sync,
+) -> Result<Vec<Value>, VerifyError> {
+    let size = view.tables[0].index.size();
     let chunks: Vec<u64> = (0..size.div_ceil(CHUNK)).collect();
-    let wdl = |p: &Position| -> Result<Wdl, VerifyError> {
-        Ok(resolve(p, Metric::Wdl, &mut |q: &Position| {
-            view.lookup(q, Metric::Wdl)
-        })?
-        .wdl())
-    };
     let parts: Vec<Vec<Value>> = chunks
         .par_iter()
         .map(|&c| {
-            let mut wdl = wdl;
-            let mut out = Vec::with_capacity(CHUNK as usize);
-            for idx in c * CHUNK..((c + 1) * CHUNK).min(size) {
-                let stored = view.stored(side, idx, Metric::Dtz)?;
-                let v = match own.index.decode(side, idx) {
-                    // The class from the `.wdl` file: a filler distance may be of any class.
-                    Some(pos) if !stored.is_draw() && !pos.has_capture() => {
-                        let w = view.stored(side, idx, Metric::Wdl)?.wdl();
-                        short_dtz(&pos, w, stored.distance(), &mut wdl)?.unwrap_or(stored)
-                    }
-                    _ => stored,
-                };
-                out.push(v);
-            }
-            Ok(out)
+            (c * CHUNK..((c + 1) * CHUNK).min(size))
+                .map(&value)
+                .collect::<Result<Vec<Value>, VerifyError>>()
         })
         .collect::<Result<_, VerifyError>>()?;
     Ok(parts.concat())
@@ -204,35 +214,167 @@ fn short_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
 /// checked table, derived from its moves by one ply of search over the side its file stores
 /// (draws elsewhere).
 fn derive_side(view: &View, side: usize, metric: Metric) -> Result<Vec<Value>, VerifyError> {
-    let own = &view.tables[0];
-    let size = own.index.size();
-    let chunks: Vec<u64> = (0..size.div_ceil(CHUNK)).collect();
-    let parts: Vec<Vec<Value>> = chunks
-        .par_iter()
-        .map(|&c| {
-            let mut out = Vec::with_capacity(CHUNK as usize);
-            for idx in c * CHUNK..((c + 1) * CHUNK).min(size) {
-                let v = match own.index.decode(side, idx) {
-                    Some(pos)
-                        if !pos.has_capture()
-                            && !view.stored(side, idx, Metric::Wdl)?.is_draw() =>
-                    {
-                        let mut moves = MoveList::new();
-                        pos.quiet_moves(&mut moves);
-                        if metric == Metric::Dtw {
-                            derive_dtw(view, &pos, &moves)?
-                        } else {
-                            derive_dtz(view, &pos, &moves)?
-                        }
-                    }
-                    _ => Value::DRAW,
+    every_slot(view, |idx| {
+        let w = view.stored(side, idx, Metric::Wdl)?.wdl();
+        slot_value(view, side, idx, w, Fill::Derived(metric))
+    })
+}
+
+/// How a slot of the checked table gets its value.
+#[derive(Copy, Clone)]
+enum Fill {
+    /// A slot of a stored `.dtz` side that leaves out short values, holding this: the short
+    /// value if the position has one, told by search ([`short_dtz`]), else this.
+    Short(Value),
+    /// A slot of the side a file of this metric leaves out: derived by one ply of search.
+    Derived(Metric),
+}
+
+/// The value of slot `idx` of the checked table, of class `w` in the `.wdl` file, by `fill`.
+/// Draws, invalid slots and positions with a capture (which no file stores) are not searched.
+fn slot_value(
+    view: &View,
+    side: usize,
+    idx: u64,
+    w: Wdl,
+    fill: Fill,
+) -> Result<Value, VerifyError> {
+    let pos = match view.tables[0].index.decode(side, idx) {
+        Some(pos) if w != Wdl::Draw && !pos.has_capture() => pos,
+        _ => {
+            return Ok(match fill {
+                Fill::Short(stored) => stored,
+                Fill::Derived(_) => Value::DRAW,
+            });
+        }
+    };
+    Ok(match fill {
+        Fill::Short(stored) => {
+            let mut wdl = |p: &Position| -> Result<Wdl, VerifyError> {
+                Ok(resolve(p, Metric::Wdl, &mut |q: &Position| {
+                    view.lookup(q, Metric::Wdl)
+                })?
+                .wdl())
+            };
+            short_dtz(&pos, w, stored.distance(), &mut wdl)?.unwrap_or(stored)
+        }
+        Fill::Derived(metric) => {
+            let mut moves = MoveList::new();
+            pos.quiet_moves(&mut moves);
+            if metric == Metric::Dtw {
+                derive_dtw(view, &pos, &moves)?
+            } else {
+                derive_dtz(view, &pos, &moves)?
+            }
+        }
+    })
+}
+
+/// [`build_view`] for a table held one byte a slot a metric ([`CompactSide`]): its `.wdl` file
+/// is read section by section, never whole, first as the classes the searches below read, then
+/// to give the stored values their class; the side each file leaves out is derived in place.
+/// About 1 byte a slot a side per metric (2 with a `.dtw` file) where [`build_view`] needs 3
+/// (5).
+fn build_compact_view(
+    set: &TableSet,
+    m: Material,
+    wdl: &StoredTable,
+    dtz: &StoredTable,
+    dtw: Option<&StoredTable>,
+) -> Result<View, VerifyError> {
+    let index = &wdl.index;
+    dtz.check_index_of(index)?;
+    if let Some(t) = dtw {
+        t.check_index_of(index)?;
+    }
+    let values = || {
+        let side = || Side::Compact(CompactSide::new(index.size()));
+        Arc::new(Decoded::Values([side(), side()]))
+    };
+    let own_dtz = values();
+    let mut tables = vec![ViewTable::compact(
+        m,
+        index.clone(),
+        own_dtz,
+        dtw.map(|_| values()),
+    )];
+    tables.extend(reached(set, m, dtw.is_some()));
+    let view = View::new(tables).with_far(set.far());
+    // Each slot's class first: the searches that tell short values read only classes.
+    for side in 0..2 {
+        let own = view.tables[0].compact_side(Metric::Dtz, side);
+        by_sections(wdl, side, |idx, w| Ok(own.set(idx, w.as_value())))?;
+    }
+    for metric in [Metric::Dtz, Metric::Dtw] {
+        let Some(file) = (if metric == Metric::Dtz {
+            Some(dtz)
+        } else {
+            dtw
+        }) else {
+            continue;
+        };
+        // The stored side first: the other is derived from it.
+        for side in [0, 1].into_iter().filter(|&s| file.stores_side(s)) {
+            let own = view.tables[0].compact_side(metric, side);
+            let short = metric == Metric::Dtz && file.short_by_search();
+            let far = by_sections_with(wdl, Some(file), side, |idx, w, d| {
+                let stored = match w {
+                    Wdl::Draw => Value::DRAW,
+                    w => value_of_distance(metric, w, d),
                 };
-                out.push(v);
+                let v = if short {
+                    slot_value(&view, side, idx, w, Fill::Short(stored))?
+                } else {
+                    stored
+                };
+                Ok(own.set(idx, v))
+            })?;
+            own.finish(far);
+        }
+        for side in [0, 1].into_iter().filter(|&s| !file.stores_side(s)) {
+            let own = view.tables[0].compact_side(metric, side);
+            let far = by_sections(wdl, side, |idx, w| {
+                Ok(own.set(idx, slot_value(&view, side, idx, w, Fill::Derived(metric))?))
+            })?;
+            own.finish(far);
+        }
+    }
+    Ok(view)
+}
+
+/// Call `f(slot, class)` for every slot of one side of a `.wdl` file, its sections decoded one
+/// at a time in parallel; collect what `f` returns.
+fn by_sections<T: Send>(
+    wdl: &StoredTable,
+    side: usize,
+    f: impl Fn(u64, Wdl) -> Result<Option<T>, VerifyError> + Sync,
+) -> Result<Vec<T>, VerifyError> {
+    by_sections_with(wdl, None, side, |idx, w, _| f(idx, w))
+}
+
+/// [`by_sections`] with the same section of a `.dtz`/`.dtw` file beside: `f(slot, class,
+/// distance)` (distance 0 without a file).
+fn by_sections_with<T: Send>(
+    wdl: &StoredTable,
+    file: Option<&StoredTable>,
+    side: usize,
+    f: impl Fn(u64, Wdl, u16) -> Result<Option<T>, VerifyError> + Sync,
+) -> Result<Vec<T>, VerifyError> {
+    let sections: Vec<usize> = (0..wdl.sections_per_side()).collect();
+    let parts: Vec<Vec<T>> = sections
+        .par_iter()
+        .map(|&k| {
+            let classes = wdl.decode_wdl_section(side, k)?;
+            let distances = file.map(|t| t.decode_section(side, k)).transpose()?;
+            let mut out = Vec::new();
+            for (j, idx) in wdl.section_slots(k).enumerate() {
+                let d = distances.as_ref().map_or(0, |d| d[j]);
+                out.extend(f(idx, classes[j], d)?);
             }
             Ok(out)
         })
         .collect::<Result<_, VerifyError>>()?;
-    Ok(parts.concat())
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// The view for DTZ values only: the table's `.wdl` and `.dtz` files (headers checked; blocks
@@ -253,8 +395,12 @@ struct Found {
     error: Option<VerifyError>,
 }
 
+/// Check every slot of both sides to move, in parallel. With `wdl` (a table held compact),
+/// the stored classes are read from that `.wdl` file section by section; otherwise from the
+/// view.
 fn scan(
     view: &View,
+    wdl: Option<&StoredTable>,
     i: usize,
     opts: &VerifyOptions,
     events: &(dyn Fn(&VerifyEvent) + Sync),
@@ -263,8 +409,17 @@ fn scan(
     let own = &view.tables[0];
     let size = own.index.size();
     let total = 2 * size;
-    let items: Vec<(usize, u64)> = (0..2)
-        .flat_map(|side| (0..size).step_by(CHUNK as usize).map(move |s| (side, s)))
+    // (side, section or chunk, slots)
+    let items: Vec<(usize, usize, std::ops::Range<u64>)> = (0..2)
+        .flat_map(|side| match wdl {
+            Some(t) => (0..t.sections_per_side())
+                .map(|k| (side, k, t.section_slots(k)))
+                .collect::<Vec<_>>(),
+            None => (0..size)
+                .step_by(CHUNK as usize)
+                .map(|s| (side, 0, s..(s + CHUNK).min(size)))
+                .collect(),
+        })
         .collect();
     let done = AtomicU64::new(0);
     let limit = if opts.max_reports == 0 {
@@ -274,16 +429,29 @@ fn scan(
     };
     let found: Vec<Found> = items
         .par_iter()
-        .map(|&(side, start)| {
-            let end = (start + CHUNK).min(size);
+        .map(|(side, k, slots)| {
+            let (side, len) = (*side, slots.end - slots.start);
             let mut f = Found::default();
-            for idx in start..end {
-                if let Err(e) = check_slot(view, side, idx, limit, &mut f) {
+            let classes = match wdl.map(|t| t.decode_wdl_section(side, *k)).transpose() {
+                Ok(c) => c,
+                Err(e) => {
+                    f.error = Some(e.into());
+                    return f;
+                }
+            };
+            for (j, idx) in slots.clone().enumerate() {
+                let stored_wdl = match &classes {
+                    Some(c) => Ok(c[j]),
+                    None => view.stored(side, idx, Metric::Wdl).map(|v| v.wdl()),
+                };
+                if let Err(e) =
+                    stored_wdl.and_then(|w| check_slot(view, side, idx, w, limit, &mut f))
+                {
                     f.error = Some(e);
                     break;
                 }
             }
-            let d = done.fetch_add(end - start, Relaxed) + (end - start);
+            let d = done.fetch_add(len, Relaxed) + len;
             events(&VerifyEvent::Progress {
                 i,
                 material: own.material,
@@ -311,6 +479,7 @@ fn check_slot(
     view: &View,
     side: usize,
     idx: u64,
+    stored_wdl: Wdl,
     limit: usize,
     f: &mut Found,
 ) -> Result<(), VerifyError> {
@@ -325,7 +494,6 @@ fn check_slot(
     // No capture: the legal moves are the quiet moves.
     let mut moves = MoveList::new();
     pos.quiet_moves(&mut moves);
-    let stored_wdl = view.stored(side, idx, Metric::Wdl)?.wdl();
     let stored_dtz = view.stored(side, idx, Metric::Dtz)?;
     let dtz = derive_dtz(view, &pos, &moves)?;
     let mut report = |check, stored, derived| {

@@ -5,7 +5,9 @@
 //! [`crate::probe::Tablebase`]) and keeps decoded sections in a byte-bounded LRU cache. A
 //! [`View`] is the read-only set of decoded tables one table's check needs: the table itself
 //! and every table its positions can reach by captures and promotions. Everything is decoded
-//! before the parallel scan starts, so lookups never block and never decode.
+//! before the parallel scan starts, so lookups never block and never decode. A table too large
+//! to hold with 2-byte values (six distinct pieces: 6.9·10⁹ slots a side) is held one byte a
+//! slot instead ([`CompactSide`]), its `.wdl` file read section by section as the check goes.
 
 use super::VerifyError;
 use crate::format::ReadOptions;
@@ -15,6 +17,7 @@ use crate::store::{StoredTable, file_name};
 use crate::table::{Index, Material, Metric, SearchedSide, Value, Wdl, dtw_by_search};
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Every table (canonical) with a `.wdl`, `.dtz` or `.dtw` file in one of `dirs`, ordered by
@@ -60,6 +63,9 @@ pub(super) enum Side {
     /// lookup reaches it, and kept ([`View::lookup`]); shared by every view that reads the
     /// table, on every thread.
     Searched(SearchedSide),
+    /// The checked table's values one byte a slot, filled as its files are read section by
+    /// section and its left-out side is derived.
+    Compact(CompactSide),
 }
 
 impl Side {
@@ -67,6 +73,88 @@ impl Side {
         match self {
             Side::Values(v) => v.len(),
             Side::Searched(s) => s.len(),
+            Side::Compact(c) => c.codes.len(),
+        }
+    }
+}
+
+/// The byte of a [`CompactSide`] slot whose value does not fit one: a win or a loss of more
+/// than 125 plies, kept in the side's list of far values.
+const FAR_WIN: u8 = 254;
+const FAR_LOSS: u8 = 255;
+
+/// The values of one side to move of the checked table, one byte a slot: the value's own code
+/// ([`Value::code`]) where it fits (draws, wins and losses up to 125 plies), else [`FAR_WIN`]
+/// or [`FAR_LOSS`] and the value in a sorted list (a DTZ value beyond 125 plies is a cursed win
+/// or blessed loss, so the class of every slot is in its byte). Slots are written from several
+/// threads while others read classes, one byte each.
+pub(super) struct CompactSide {
+    codes: Vec<AtomicU8>,
+    /// `(slot, value)` of the far slots, sorted; set once the side is complete.
+    far: OnceLock<Vec<(u64, Value)>>,
+}
+
+impl CompactSide {
+    /// A side of `len` slots, none written yet.
+    pub fn new(len: u64) -> CompactSide {
+        CompactSide {
+            codes: (0..len).map(|_| AtomicU8::new(0)).collect(),
+            far: OnceLock::new(),
+        }
+    }
+
+    /// Write slot `idx`; a value that does not fit a byte is returned, for [`Self::finish`].
+    #[inline]
+    pub fn set(&self, idx: u64, v: Value) -> Option<(u64, Value)> {
+        let code = v.code();
+        debug_assert!(v.is_draw() || v.is_win() || v.is_loss(), "{v:?}");
+        let (byte, far) = if code < u16::from(FAR_WIN) {
+            (code as u8, None)
+        } else if v.is_win() {
+            (FAR_WIN, Some((idx, v)))
+        } else {
+            (FAR_LOSS, Some((idx, v)))
+        };
+        self.codes[idx as usize].store(byte, Relaxed);
+        far
+    }
+
+    /// The side is complete: its far values, in any order.
+    pub fn finish(&self, mut far: Vec<(u64, Value)>) {
+        far.sort_unstable_by_key(|&(idx, _)| idx);
+        self.far
+            .set(far)
+            .unwrap_or_else(|_| unreachable!("a side is finished once"));
+    }
+
+    /// The value of slot `idx` of a finished side.
+    #[inline]
+    pub fn get(&self, idx: usize) -> Value {
+        match self.codes[idx].load(Relaxed) {
+            FAR_WIN | FAR_LOSS => {
+                let far = self
+                    .far
+                    .get()
+                    .expect("values read once the side is complete");
+                match far.binary_search_by_key(&(idx as u64), |&(i, _)| i) {
+                    Ok(k) => far[k].1,
+                    Err(_) => unreachable!("every far slot is listed"),
+                }
+            }
+            code => Value(u16::from(code)),
+        }
+    }
+
+    /// The WDL class of slot `idx` (of DTZ values), read from its byte alone: also while the
+    /// side is being written, each slot holding its class from the `.wdl` file until its value
+    /// replaces it.
+    #[inline]
+    pub fn class(&self, idx: usize) -> Wdl {
+        match self.codes[idx].load(Relaxed) {
+            FAR_WIN => Wdl::CursedWin,
+            FAR_LOSS => Wdl::BlessedLoss,
+            0 => Wdl::Draw,
+            code => Value(u16::from(code)).wdl(),
         }
     }
 }
@@ -338,6 +426,38 @@ impl ViewTable {
         }
     }
 
+    /// The checked table held one byte a slot: `dtz` (and `dtw`) hold [`Side::Compact`] sides,
+    /// and its WDL classes are read from `dtz` ([`CompactSide::class`]).
+    pub fn compact(
+        material: Material,
+        index: Index,
+        dtz: Arc<Decoded>,
+        dtw: Option<Arc<Decoded>>,
+    ) -> ViewTable {
+        ViewTable {
+            material: material.canonical(),
+            index,
+            wdl: Ok(dtz.clone()),
+            dtz: Some(dtz),
+            dtw: dtw.map(Ok),
+        }
+    }
+
+    /// The compact side of `metric` (DTZ or DTW) of a table made by [`ViewTable::compact`].
+    pub fn compact_side(&self, metric: Metric, side: usize) -> &CompactSide {
+        let data = match metric {
+            Metric::Dtz => self.dtz.as_ref(),
+            _ => self.dtw(),
+        };
+        match data.map(|d| &**d) {
+            Some(Decoded::Values(s)) => match &s[side] {
+                Side::Compact(c) => c,
+                _ => unreachable!("a compact table's sides are compact"),
+            },
+            _ => unreachable!("a compact table has values of this metric"),
+        }
+    }
+
     /// Replace the `.dtz` (`metric` DTZ) or `.dtw` values of one side to move (one the file
     /// does not store, or a stored side with values told by search).
     pub fn fill_side(&mut self, metric: Metric, side: usize, values: Vec<Value>) {
@@ -564,6 +684,8 @@ impl View {
         Ok(match &**data {
             Decoded::Wdl(_, s) => Read::Value(s[side][idx].as_value()),
             Decoded::Values(s) => match &s[side] {
+                Side::Compact(c) if metric == Metric::Wdl => Read::Value(c.class(idx).as_value()),
+                Side::Compact(c) => Read::Value(c.get(idx)),
                 Side::Values(v) => Read::Value(v[idx]),
                 Side::Searched(found) => match found.get(idx) {
                     Some(v) => Read::Value(v),
@@ -584,6 +706,43 @@ enum Read<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::table::MAX_DISTANCE;
+
+    #[test]
+    fn a_compact_side_keeps_every_value_and_class() {
+        let values = [
+            Value::DRAW,
+            Value::win(0),
+            Value::win(125),
+            Value::win(126),
+            Value::win(101),
+            Value::loss(1),
+            Value::loss(125),
+            Value::loss(126),
+            Value::loss(300),
+            Value::win(MAX_DISTANCE),
+        ];
+        let side = CompactSide::new(values.len() as u64);
+        let far: Vec<(u64, Value)> = values
+            .iter()
+            .enumerate()
+            .rev()
+            .filter_map(|(i, &v)| side.set(i as u64, v))
+            .collect();
+        assert_eq!(
+            far.len(),
+            4,
+            "W(126), L(126), L(300), W(max) do not fit a byte"
+        );
+        for (i, v) in values.iter().enumerate() {
+            // Classes are read from the byte alone, before the far values are known.
+            assert_eq!(side.class(i), v.wdl(), "{v:?}");
+        }
+        side.finish(far);
+        for (i, &v) in values.iter().enumerate() {
+            assert_eq!(side.get(i), v);
+        }
+    }
 
     #[test]
     fn reachable_covers_the_dependency_graph() {
