@@ -20,7 +20,7 @@
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
-use crate::store::StoredTable;
+use crate::store::{StoredTable, value_of_distance};
 use crate::table::{
     Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out, resolve,
     resolve_with,
@@ -104,7 +104,18 @@ enum Source {
     /// Decoded whole.
     Decoded(Arc<Decoded>),
     /// Through its files' block caches, with the slots of a left-out `.dtw` side found so far.
-    Files(Arc<SearchedSlots>),
+    Files(Arc<Files>),
+}
+
+/// A table read through its files: the files, opened once (so that a lookup takes neither the
+/// [`Tablebase`]'s lock nor a reference count, two cache lines every thread writes), and the
+/// slots of a left-out `.dtw` side found so far.
+struct Files {
+    wdl: Arc<StoredTable>,
+    /// The `.dtw` file of a table read for DTW (`None` if it cannot be opened: the
+    /// [`Tablebase`] reports that where a lookup needs it).
+    dtw: Option<Arc<StoredTable>>,
+    searched: SearchedSlots,
 }
 
 type Cache = HashMap<(Material, Metric), Source, BuildHasherDefault<MaterialHasher>>;
@@ -271,9 +282,22 @@ impl<'a> DecodedTables<'a> {
                 sides,
             }))
         } else {
-            Source::Files(Arc::default())
+            self.files(wdl, m, file)
         };
         Ok(d)
+    }
+
+    /// The table of `m` (its `.wdl` file `wdl`) in metric `file`, read through its files.
+    fn files(&self, wdl: Arc<StoredTable>, m: Material, file: Metric) -> Source {
+        let dtw = match file {
+            Metric::Dtw => self.tb.table(m, file).ok(),
+            _ => None,
+        };
+        Source::Files(Arc::new(Files {
+            wdl,
+            dtw,
+            searched: SearchedSlots::default(),
+        }))
     }
 }
 
@@ -328,8 +352,12 @@ impl DecodedTables<'_> {
     /// class, never a search.
     fn outcome_in(&self, pos: &Position, file: Metric) -> Result<Value, ProbeError> {
         self.in_source(pos, file, |source| {
-            let Source::Decoded(d) = source else {
-                return Ok(self.tb.lookup(pos, Metric::Wdl)?.outcome());
+            let d = match source {
+                Source::Decoded(d) => d,
+                Source::Files(f) => {
+                    let (side, idx) = f.wdl.index.encode(pos).expect("material matches its table");
+                    return Ok(f.wdl.wdl(side, idx)?.as_value().outcome());
+                }
             };
             let (side, idx) = d.index.encode(pos).expect("material matches its table");
             let idx = idx as usize;
@@ -380,13 +408,13 @@ impl DecodedTables<'_> {
             }
             far.1
         };
-        let size = self.tb.table(key.0, Metric::Wdl)?.index.size();
-        let bytes = Self::decoded_bytes(size, file).unwrap_or(u64::MAX);
+        let wdl = self.tb.table(key.0, Metric::Wdl)?;
+        let bytes = Self::decoded_bytes(wdl.index.size(), file).unwrap_or(u64::MAX);
         let fits = used.saturating_add(bytes) <= self.far_bytes;
         let d = if fits {
             self.decoded(m, file)?
         } else {
-            Source::Files(Arc::default())
+            self.files(wdl.clone(), m, file)
         };
         let mut far = self.far.write().expect("far lock");
         let (cache, used) = &mut *far;
@@ -399,7 +427,8 @@ impl DecodedTables<'_> {
                 *used += bytes;
                 d
             }
-            _ => Source::Files(Arc::default()),
+            Source::Decoded(_) => self.files(wdl, m, file),
+            d => d,
         };
         cache.insert(key, d.clone());
         Ok(d)
@@ -407,42 +436,43 @@ impl DecodedTables<'_> {
 
     /// The value of `pos` in metric `file`, read through its table's files. A slot of the side
     /// a `.dtw` file leaves out is found by one ply of search whose lookups go through `self`
-    /// (the decoded tables, and the slots searched so far), and kept in `searched` while
-    /// [`DecodedTables::SEARCHED_SLOTS`] allows.
+    /// (the decoded tables, and the slots searched so far), and kept in the table's searched
+    /// slots while [`DecodedTables::SEARCHED_SLOTS`] allows.
     fn value_in_files(
         &self,
-        searched: &SearchedSlots,
+        files: &Files,
         pos: &Position,
         file: Metric,
     ) -> Result<Value, ProbeError> {
-        if file != Metric::Dtw {
-            return self.tb.stored_value(pos, file);
+        let wdl = &files.wdl;
+        let (side, idx) = wdl.index.encode(pos).expect("material matches its table");
+        let w = wdl.wdl(side, idx)?;
+        let t = match (file, &files.dtw) {
+            (Metric::Wdl, _) => return Ok(w.as_value()),
+            (Metric::Dtw, Some(t)) => t,
+            // A file that cannot be read, reported as the prober reports it.
+            _ => return self.tb.stored_value(pos, file),
+        };
+        if w == Wdl::Draw {
+            return Ok(Value::DRAW);
         }
-        let m = Material::of_position(pos);
-        let t = self.tb.table(m, file)?;
-        let (side, idx) = t.index.encode(pos).expect("material matches its table");
+        // The `.dtw` file orders its slots as the `.wdl` file (checked when it was opened).
         if t.stores_side(side) {
-            return self.tb.stored_value(pos, file);
+            return Ok(value_of_distance(file, w, t.distance(side, idx)?));
         }
-        if let Some(v) = searched.get(idx) {
+        if let Some(v) = files.searched.get(idx) {
             return Ok(v);
         }
-        let v = match self.tb.lookup(pos, Metric::Wdl)?.wdl() {
-            Wdl::Draw => Value::DRAW,
-            w => dtw_of_left_out(
-                pos,
-                w,
-                &mut |p: &Position| {
-                    Ok(
-                        resolve(p, Metric::Wdl, &mut |q| self.outcome_in(q, Metric::Dtw))?
-                            .is_loss(),
-                    )
-                },
-                &mut |p: &Position| self.stored_value(p, Metric::Dtw),
-            )?,
-        };
+        let v = dtw_of_left_out(
+            pos,
+            w,
+            &mut |p: &Position| {
+                Ok(resolve(p, Metric::Wdl, &mut |q| self.outcome_in(q, Metric::Dtw))?.is_loss())
+            },
+            &mut |p: &Position| self.stored_value(p, Metric::Dtw),
+        )?;
         if self.searched.fetch_add(1, Ordering::Relaxed) < Self::SEARCHED_SLOTS {
-            searched.insert(idx, v);
+            files.searched.insert(idx, v);
         }
         Ok(v)
     }
@@ -489,7 +519,7 @@ impl DecodedTables<'_> {
     ) -> Result<Value, ProbeError> {
         match source {
             Source::Decoded(d) => self.value_in(d, pos),
-            Source::Files(searched) => self.value_in_files(searched, pos, file),
+            Source::Files(files) => self.value_in_files(files, pos, file),
         }
     }
 }
