@@ -5,8 +5,8 @@
 //! a block cache could exploit well. Tables whose values take at most
 //! [`DecodedTables::MAX_BYTES`] are therefore decoded once, whole, before the build
 //! ([`DecodedTables::preload`]: the tables its captures and promotions reach); larger ones, and
-//! the few a build reaches otherwise, are read through their files' block caches, where every
-//! lookup walks its block's codes.
+//! the few a build reaches otherwise, are read through their files' block caches (for pairs
+//! files, where each of a thread's last blocks' symbols start).
 //!
 //! For WDL and DTZ tables only the WDL class of a smaller table's position matters (a zeroing
 //! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at one byte

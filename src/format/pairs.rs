@@ -673,7 +673,7 @@ impl Decoder {
     pub fn get_in_block(&self, block: &[u8], mut pos: u32) -> Result<u16, DecodeError> {
         let block = &block[..self.block_bytes.min(block.len())];
         let mut bit = 0;
-        let mut sym = loop {
+        let sym = loop {
             if bit >= 8 * block.len() {
                 return Err("block ends before its values".into());
             }
@@ -693,6 +693,81 @@ impl Decoder {
             pos -= self.lens[sym];
             bit += l;
         };
+        Ok(self.value_in_symbol(sym, pos))
+    }
+
+    /// [`Decoder::get_in_block`] for block `b`, through this thread's cache of the symbols of
+    /// the blocks it read last (where each symbol's values start): a lookup of a block in the
+    /// cache is a binary search; a block read a second time since it entered the cache is
+    /// walked whole to list its symbols. Lookups from a search come in runs that fall in few
+    /// blocks (the positions a capture leads to from neighbouring slots differ in one piece),
+    /// so most are hits.
+    #[inline]
+    pub fn get_cached(&self, b: usize, block: &[u8], pos: u32) -> Result<u16, DecodeError> {
+        const WAYS: usize = 64;
+        type Entry = (u64, usize, Vec<(u32, u16)>);
+        thread_local! {
+            static BLOCKS: std::cell::RefCell<Vec<Entry>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+        BLOCKS.with(|cell| {
+            let mut cache = cell.borrow_mut();
+            if cache.is_empty() {
+                cache.resize_with(WAYS, || (0, 0, Vec::new()));
+            }
+            let slot = (b ^ (self.id as usize).wrapping_mul(0x9e37_79b9)) % WAYS;
+            let e = &mut cache[slot];
+            if e.0 != self.id || e.1 != b {
+                // A block seen for the first time is walked as without a cache (lookups with
+                // no locality, such as an engine's probes, pay no more than that); its symbols
+                // are listed when it comes back.
+                (e.0, e.1) = (self.id, b);
+                e.2.clear();
+                return self.get_in_block(block, pos);
+            }
+            if e.2.is_empty() {
+                e.0 = 0;
+                self.block_symbols(b, block, &mut e.2)?;
+                e.0 = self.id;
+            }
+            let syms = &e.2;
+            let k = syms.partition_point(|&(start, _)| start <= pos) - 1;
+            let (start, sym) = syms[k];
+            Ok(self.value_in_symbol(usize::from(sym), pos - start))
+        })
+    }
+
+    /// Where each symbol of block `b` (bytes `block`) starts among its values, in order.
+    fn block_symbols(
+        &self,
+        b: usize,
+        block: &[u8],
+        out: &mut Vec<(u32, u16)>,
+    ) -> Result<(), DecodeError> {
+        let block = &block[..self.block_bytes.min(block.len())];
+        let n = self.sizes[b];
+        out.clear();
+        let (mut bit, mut done) = (0usize, 0u32);
+        while done < n {
+            if bit >= 8 * block.len() {
+                return Err("block ends before its values".into());
+            }
+            let (sym, l) = self
+                .next_symbol(block, bit)
+                .ok_or_else(|| "invalid code".to_string())?;
+            out.push((done, sym as u16));
+            done += self.lens[sym];
+            bit += l;
+        }
+        if out.is_empty() {
+            return Err("empty block".into());
+        }
+        Ok(())
+    }
+
+    /// Value `pos` of symbol `sym`'s expansion.
+    #[inline]
+    fn value_in_symbol(&self, mut sym: usize, mut pos: u32) -> u16 {
         while sym >= self.bases {
             let (a, b) = self.pairs[sym - self.bases];
             let (a, b) = (usize::from(a), usize::from(b));
@@ -703,7 +778,7 @@ impl Decoder {
                 sym = b;
             }
         }
-        Ok(self.base_values[sym])
+        self.base_values[sym]
     }
 
     /// Every symbol's expansion, flattened: (start of each symbol's values, the values).
@@ -809,6 +884,15 @@ mod tests {
                     .get_in_block(&e.data[b * bb..(b + 1) * bb], pos)
                     .expect("decode");
                 assert_eq!(got, v, "value {i}, blocks of {bb} bytes");
+            }
+            // Through this thread's block cache, in an order that leaves blocks and comes back.
+            for k in 0..values.len() {
+                let i = (k * 7919 + k / 3) % values.len();
+                let (b, pos) = d.locate(i as u64);
+                let got = d
+                    .get_cached(b, &e.data[b * bb..(b + 1) * bb], pos)
+                    .expect("decode");
+                assert_eq!(got, values[i], "value {i} cached, blocks of {bb} bytes");
             }
             let mut all = vec![0u16; values.len()];
             d.decode_blocks(0, &e.data, &mut all, |v| v)
@@ -937,6 +1021,7 @@ mod tests {
             let i = r() % 5000;
             let (b, pos) = d.locate(i);
             let _ = d.get_in_block(&block, pos);
+            let _ = d.get_cached(b, &block, pos);
             let n = d.block_len(b) as usize;
             let mut out = vec![0u16; n];
             let _ = d.decode_blocks(b, &block, &mut out, |v| v);

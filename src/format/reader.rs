@@ -17,6 +17,12 @@
 //! recency) and to per-thread caches (memory multiplied by threads × open tables, and no
 //! sharing of a block one thread already decoded). Bulk readers should not probe value by
 //! value: [`TableFile::decode_section`] decodes whole sections in parallel.
+//!
+//! A pairs (version-5) block is not decoded to be read: a lookup walks its codes to the value
+//! ([`crate::format::pairs::Decoder::get_cached`]). Each thread keeps where the symbols of the
+//! 64 blocks it walked last start (a few hundred bytes each), so that a run of lookups in one
+//! block, as a search makes, walks it once and then takes a binary search each: a six-piece
+//! build reading its five-piece tables spent 0.88x the CPU time with it (KKKKKvP, WDL+DTZ).
 
 use std::fs::File;
 use std::io::Read;
@@ -555,7 +561,7 @@ impl TableFile {
         let chunk = block / p.chunk_blocks;
         self.check_chunk(p, chunk)?;
         let at = (self.layout.data_start + block * p.block_bytes as u64) as usize;
-        d.get_in_block(&self.map[at..at + p.block_bytes], pos)
+        d.get_cached(b, &self.map[at..at + p.block_bytes], pos)
             .map_err(|e| FormatError::corrupt(&self.path, Some(chunk), e))
     }
 
