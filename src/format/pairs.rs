@@ -745,9 +745,26 @@ impl Decoder {
         out: &mut Vec<(u32, u16)>,
     ) -> Result<(), DecodeError> {
         let block = &block[..self.block_bytes.min(block.len())];
-        let n = self.sizes[b];
         out.clear();
-        let (mut bit, mut done) = (0usize, 0u32);
+        self.for_each_symbol(block, self.sizes[b] as usize, |done, sym| {
+            out.push((done as u32, sym as u16))
+        })?;
+        if out.is_empty() {
+            return Err("empty block".into());
+        }
+        Ok(())
+    }
+
+    /// `f(first value, symbol)` for each symbol of a block (bytes `block`) of `n` values, in
+    /// order.
+    #[inline]
+    fn for_each_symbol(
+        &self,
+        block: &[u8],
+        n: usize,
+        mut f: impl FnMut(usize, usize),
+    ) -> Result<(), DecodeError> {
+        let (mut bit, mut done) = (0usize, 0usize);
         while done < n {
             if bit >= 8 * block.len() {
                 return Err("block ends before its values".into());
@@ -755,12 +772,9 @@ impl Decoder {
             let (sym, l) = self
                 .next_symbol(block, bit)
                 .ok_or_else(|| "invalid code".to_string())?;
-            out.push((done, sym as u16));
-            done += self.lens[sym];
+            f(done, sym);
+            done += self.lens[sym] as usize;
             bit += l;
-        }
-        if out.is_empty() {
-            return Err("empty block".into());
         }
         Ok(())
     }
@@ -827,25 +841,17 @@ impl Decoder {
                 if at + n > out.len() {
                     return Err("output shorter than the blocks' values".to_string());
                 }
-                let (mut bit, mut done) = (0usize, 0usize);
-                while done < n {
-                    if bit >= 8 * block.len() {
-                        return Err("block ends before its values".into());
-                    }
-                    let (sym, l) = self
-                        .next_symbol(block, bit)
-                        .ok_or_else(|| "invalid code".to_string())?;
+                let out = &mut out[at..at + n];
+                self.for_each_symbol(block, n, |done, sym| {
                     let take = (self.lens[sym] as usize).min(n - done);
                     let from = starts[sym] as usize;
-                    for (o, &v) in out[at + done..at + done + take]
+                    for (o, &v) in out[done..done + take]
                         .iter_mut()
                         .zip(&values[from..from + take])
                     {
                         *o = cast(v);
                     }
-                    done += take;
-                    bit += l;
-                }
+                })?;
                 at += n;
             }
             if at != out.len() {
