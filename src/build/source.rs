@@ -354,10 +354,7 @@ impl DecodedTables<'_> {
         self.in_source(pos, file, |source| {
             let d = match source {
                 Source::Decoded(d) => d,
-                Source::Files(f) => {
-                    let (side, idx) = f.wdl.index.encode(pos).expect("material matches its table");
-                    return Ok(f.wdl.wdl(side, idx)?.as_value().outcome());
-                }
+                Source::Files(f) => return Ok(self.value_in_files(f, pos, Metric::Wdl)?.outcome()),
             };
             let (side, idx) = d.index.encode(pos).expect("material matches its table");
             let idx = idx as usize;

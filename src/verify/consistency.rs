@@ -305,14 +305,8 @@ fn build_compact_view(
         let own = view.tables[0].compact_side(Metric::Dtz, side);
         by_sections(wdl, side, |idx, w| Ok(own.set(idx, w.as_value())))?;
     }
-    for metric in [Metric::Dtz, Metric::Dtw] {
-        let Some(file) = (if metric == Metric::Dtz {
-            Some(dtz)
-        } else {
-            dtw
-        }) else {
-            continue;
-        };
+    let files = [(Metric::Dtz, Some(dtz)), (Metric::Dtw, dtw)];
+    for (metric, file) in files.into_iter().filter_map(|(m, f)| Some((m, f?))) {
         // The stored side first: the other is derived from it.
         for side in [0, 1].into_iter().filter(|&s| file.stores_side(s)) {
             let own = view.tables[0].compact_side(metric, side);
@@ -440,13 +434,8 @@ fn scan(
                 }
             };
             for (j, idx) in slots.clone().enumerate() {
-                let stored_wdl = match &classes {
-                    Some(c) => Ok(c[j]),
-                    None => view.stored(side, idx, Metric::Wdl).map(|v| v.wdl()),
-                };
-                if let Err(e) =
-                    stored_wdl.and_then(|w| check_slot(view, side, idx, w, limit, &mut f))
-                {
+                let stored_wdl = classes.as_ref().map(|c| c[j]);
+                if let Err(e) = check_slot(view, side, idx, stored_wdl, limit, &mut f) {
                     f.error = Some(e);
                     break;
                 }
@@ -479,7 +468,7 @@ fn check_slot(
     view: &View,
     side: usize,
     idx: u64,
-    stored_wdl: Wdl,
+    stored_wdl: Option<Wdl>,
     limit: usize,
     f: &mut Found,
 ) -> Result<(), VerifyError> {
@@ -494,6 +483,11 @@ fn check_slot(
     // No capture: the legal moves are the quiet moves.
     let mut moves = MoveList::new();
     pos.quiet_moves(&mut moves);
+    // The class a compact table's scan read from its `.wdl` section, else the view's.
+    let stored_wdl = match stored_wdl {
+        Some(w) => w,
+        None => view.stored(side, idx, Metric::Wdl)?.wdl(),
+    };
     let stored_dtz = view.stored(side, idx, Metric::Dtz)?;
     let dtz = derive_dtz(view, &pos, &moves)?;
     let mut report = |check, stored, derived| {
