@@ -13,7 +13,7 @@ use antitb::format::{FormatError, Region, TableFile, WriteOptions};
 use antitb::store::file_name;
 use antitb::table::{Index, Material, Metric, Value, Wdl};
 use antitb::verify::{
-    Check, Disagreement, Reading, Report, VerifyError, VerifyOptions, verify_tables,
+    Check, Disagreement, Reading, Report, VerifyError, VerifyEvent, VerifyOptions, verify_tables,
 };
 use common::cli::{TempDir, antitb, remove_stale_dirs, temp_path, text};
 use common::files::{build_into, up_to};
@@ -462,6 +462,100 @@ fn a_corrupted_block_is_a_checksum_error() {
     std::fs::write(bad.0.join(&name), &bytes[..bytes.len() / 2]).expect("write");
     let msg = file_error(&bad.0, true);
     assert!(msg.contains("KRvK.dtz"), "{msg}");
+}
+
+/// A check of a table held compact, saved in a checkpoint directory and interrupted after its
+/// first section, resumes there: its values are loaded, not built again, the finished section
+/// is not checked again, and the report is the uninterrupted one. A damaged state is built
+/// again; a checkpoint directory that cannot be written is a one-line error before any work.
+#[test]
+fn a_compact_check_resumes_from_its_checkpoint() {
+    let dir = tables3();
+    let table = m("KRvB");
+    let full = verify_held(&[dir], &[table], false, true);
+    let positions = full.tables[0].positions;
+    assert!(full.is_ok() && positions > 0, "{:?}", full.tables[0].errors);
+
+    let checkpoint = TempDir::new(TEMP_PREFIX, "checkpoint");
+    let opts = VerifyOptions {
+        max_reports: 0,
+        compact_above: 0,
+        checkpoint: Some(checkpoint.0.clone()),
+        ..VerifyOptions::default()
+    };
+    let dirs = [dir.to_path_buf()];
+    let state = checkpoint.0.join("KRvB.verify-state");
+    let done = checkpoint.0.join("KRvB.verify-done");
+    // Interrupted: a panic at each section's progress event (rayon goes on with the other
+    // sections, then passes the panic on), and the done list cut back to its first section,
+    // as a kill after that section leaves it.
+    let interrupt = || {
+        let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            verify_tables(&dirs, &[table], &opts, &|ev| {
+                if matches!(ev, VerifyEvent::Progress { .. }) {
+                    panic!("interrupted");
+                }
+            })
+        }));
+        assert!(run.is_err(), "the check was interrupted");
+        assert!(state.exists(), "the values were saved");
+        let list = std::fs::read_to_string(&done).expect("done list");
+        // The stamp, then both sides' one section.
+        assert_eq!(list.lines().count(), 3, "{list}");
+        let first: Vec<&str> = list.lines().take(2).collect();
+        std::fs::write(&done, first.join("\n") + "\n").expect("write");
+    };
+    let resume = || {
+        let resumed = std::sync::Mutex::new(Vec::new());
+        let report = verify_tables(&dirs, &[table], &opts, &|ev| {
+            if let VerifyEvent::Resumed { values, slots, .. } = ev {
+                resumed.lock().unwrap().push((*values, *slots));
+            }
+        })
+        .expect("readable");
+        let t = &report.tables[0];
+        assert!(t.is_ok(), "{:?} {:?}", t.errors, t.shown.first());
+        assert_eq!(t.positions, positions);
+        assert!(!state.exists() && !done.exists(), "removed once complete");
+        resumed.into_inner().unwrap()
+    };
+
+    interrupt();
+    let size = Index::new(table).size();
+    let resumed = resume();
+    assert!(
+        matches!(resumed[..], [(true, slots)] if slots > 0 && slots < 2 * size),
+        "{resumed:?}"
+    );
+
+    // A damaged state is not used: the values are built again (and the done list, which
+    // belongs to the state they were saved with, goes).
+    interrupt();
+    let mut bytes = std::fs::read(&state).expect("state");
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&state, &bytes).expect("write");
+    assert_eq!(resume(), []);
+
+    // A checkpoint directory under a file cannot be made: one line, nothing checked.
+    let blocked = VerifyOptions {
+        checkpoint: Some(checkpoint.0.join("file").join("sub")),
+        ..opts.clone()
+    };
+    std::fs::write(checkpoint.0.join("file"), b"").expect("write");
+    let report = verify_tables(&dirs, &[table], &blocked, &|_| {}).expect("readable");
+    let t = &report.tables[0];
+    assert_eq!(t.positions, 0);
+    assert!(
+        matches!(t.errors[..], [VerifyError::Checkpoint(..)]),
+        "{:?}",
+        t.errors
+    );
+    let msg = t.errors[0].to_string();
+    assert!(
+        msg.starts_with("cannot write checkpoint") && !msg.contains('\n'),
+        "{msg}"
+    );
 }
 
 #[test]

@@ -52,6 +52,11 @@ pub struct VerifyArgs {
     /// than 4 GiB
     #[arg(long)]
     compact: bool,
+    /// Save the check of each table held compact in this directory as it goes (its values once
+    /// built, then each section checked), and resume a check saved there; the files are removed
+    /// once the table is checked
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
     /// With --syzygy: compare one slot in N (Syzygy probes are slow: ≈5·10⁹ positions up to 4 pieces)
     #[arg(long, default_value_t = 1, requires = "syzygy")]
     sample: u64,
@@ -108,18 +113,44 @@ impl Progress {
                 material,
                 done,
                 total,
-            } if self.terminal && s.last_draw.elapsed() >= Duration::from_millis(200) => {
+            } if s.last_draw.elapsed()
+                >= Duration::from_millis(if self.terminal {
+                    200
+                } else {
+                    // A log: a line a minute.
+                    60_000
+                }) =>
+            {
                 s.last_draw = Instant::now();
                 let pct = 100.0 * *done as f64 / (*total).max(1) as f64;
                 eprint!(
-                    "\r\x1b[K{} [{}/{}] {material} {pct:3.0}% | {} positions done | {}",
+                    "{}{} [{}/{}] {material} {pct:3.0}% | {} positions done | {}{}",
+                    if self.terminal { "\r\x1b[K" } else { "" },
                     s.label,
                     i + 1,
                     s.total,
                     s.positions,
-                    duration(elapsed)
+                    duration(elapsed),
+                    if self.terminal { "" } else { "\n" }
                 );
                 let _ = std::io::stderr().flush();
+            }
+            VerifyEvent::Resumed {
+                i,
+                material,
+                values,
+                slots,
+                positions,
+            } => {
+                eprintln!(
+                    "{}{} [{}/{}] {material}: resumed from the checkpoint: {}{slots} slots \
+                     ({positions} positions) already checked",
+                    if self.terminal { "\r\x1b[K" } else { "" },
+                    s.label,
+                    i + 1,
+                    s.total,
+                    if *values { "values loaded, " } else { "" },
+                );
             }
             VerifyEvent::Done { i, report } => {
                 s.positions += report.positions;
@@ -234,6 +265,7 @@ fn verify(args: &VerifyArgs) -> Result<(), String> {
         } else {
             VerifyOptions::default().compact_above
         },
+        checkpoint: args.checkpoint.clone(),
         ..VerifyOptions::default()
     };
     let mut failures = Vec::new();

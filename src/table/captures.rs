@@ -181,11 +181,10 @@ fn loses_in_one<E>(
         return Ok(false);
     }
     // Quiet moves first: they rarely stalemate, and need no lookup to tell.
-    if !moves
-        .iter()
-        .filter(|m| !m.is_zeroing())
-        .all(|m| pos.after(m).legal_moves().is_empty())
-    {
+    if !moves.iter().filter(|m| !m.is_zeroing()).all(|m| {
+        let child = pos.after(m);
+        !child.has_capture() && !child.has_quiet_move()
+    }) {
         return Ok(false);
     }
     for m in moves.iter().filter(|m| m.is_zeroing()) {

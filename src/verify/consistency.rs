@@ -1,13 +1,14 @@
 //! The self-consistency check of the module doc: every stored position against the values its
 //! successors derive.
 
+use super::checkpoint::Checkpoint;
 use super::tables::{CompactSide, Decoded, Side, TableSet, View, ViewTable, decode, read_by};
 use super::{
     Check, Disagreement, Reading, Report, TableReport, VerifyError, VerifyEvent, VerifyOptions,
 };
 use crate::rules::{Move, MoveList, Position};
 use crate::store::{StoredTable, value_of_distance};
-use crate::table::{Material, Metric, Value, Wdl, resolve, short_dtz};
+use crate::table::{Index, Material, Metric, Value, Wdl, resolve, short_dtz};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -101,21 +102,87 @@ fn check_table(
     };
     let files = open_files(set, m, &mut report);
     if let (Some([Some(wdl), Some(dtz), dtw]), false) = (files, opts.fast) {
-        // Two-byte values and a decoded `.wdl` file: 5 bytes a slot a side with a `.dtw` file.
-        let metrics = if dtw.is_some() { 5 } else { 3 };
-        let compact = 2 * metrics * wdl.index.size() > opts.compact_above;
-        let view = if compact {
-            build_compact_view(set, m, &wdl, &dtz, dtw.as_ref())
-        } else {
-            build_view(set, m, &wdl, &dtz, dtw.as_ref())
-        };
-        match view {
-            Ok(view) => scan(&view, compact.then_some(&wdl), i, opts, events, &mut report),
-            Err(e) => report.errors.push(e),
-        }
+        check_files(
+            set,
+            i,
+            m,
+            [&wdl, &dtz],
+            dtw.as_ref(),
+            opts,
+            events,
+            &mut report,
+        );
     }
     report.time = t0.elapsed();
     report
+}
+
+/// Check every stored position of a table whose files are open and sound.
+#[allow(clippy::too_many_arguments)]
+fn check_files(
+    set: &TableSet,
+    i: usize,
+    m: Material,
+    [wdl, dtz]: [&StoredTable; 2],
+    dtw: Option<&StoredTable>,
+    opts: &VerifyOptions,
+    events: &(dyn Fn(&VerifyEvent) + Sync),
+    report: &mut TableReport,
+) {
+    // Two-byte values and a decoded `.wdl` file: 5 bytes a slot a side with a `.dtw` file.
+    let metrics = if dtw.is_some() { 5 } else { 3 };
+    let compact = 2 * metrics * wdl.index.size() > opts.compact_above;
+    let derived = Derived {
+        dtz: [0, 1].map(|side| !dtz.stores_side(side)),
+        dtw: [0, 1].map(|side| dtw.is_some_and(|t| !t.stores_side(side))),
+    };
+    if !compact {
+        match build_view(set, m, wdl, dtz, dtw) {
+            Ok(view) => scan(&view, None, derived, None, i, opts, events, report),
+            Err(e) => report.errors.push(e),
+        }
+        return;
+    }
+    let checkpoint = match &opts.checkpoint {
+        Some(dir) => {
+            let own: Vec<&StoredTable> =
+                [Some(wdl), Some(dtz), dtw].into_iter().flatten().collect();
+            match Checkpoint::new(dir, m, wdl.index.size(), &own) {
+                Ok(c) => Some(c),
+                Err(e) => return report.errors.push(e),
+            }
+        }
+        None => None,
+    };
+    let sides = if dtw.is_some() { 4 } else { 2 };
+    let saved = checkpoint.as_ref().and_then(|c| c.load(sides));
+    let loaded = saved.is_some();
+    let view = match saved {
+        Some(saved) => Ok(compact_view(set, m, &wdl.index, saved)),
+        None => build_compact_view(set, m, wdl, dtz, dtw),
+    };
+    let view = match view {
+        Ok(view) => view,
+        Err(e) => return report.errors.push(e),
+    };
+    if let (Some(c), false) = (&checkpoint, loaded) {
+        let metrics = [Metric::Dtz, Metric::Dtw];
+        let own: Vec<&CompactSide> = metrics[..sides / 2]
+            .iter()
+            .flat_map(|&metric| [0, 1].map(|side| view.tables[0].compact_side(metric, side)))
+            .collect();
+        // The check goes on without a saved state; the run reports why there is none.
+        if let Err(e) = c.save(&own) {
+            report.errors.push(e);
+        }
+    }
+    let resume = checkpoint.as_ref().map(|c| (c, loaded));
+    scan(&view, Some(wdl), derived, resume, i, opts, events, report);
+    if let Some(c) = &checkpoint
+        && report.errors.is_empty()
+    {
+        c.remove();
+    }
 }
 
 /// Decode the table and everything it can reach.
@@ -287,19 +354,9 @@ fn build_compact_view(
     if let Some(t) = dtw {
         t.check_index_of(index)?;
     }
-    let values = || {
-        let side = || Side::Compact(CompactSide::new(index.size()));
-        Arc::new(Decoded::Values([side(), side()]))
-    };
-    let own_dtz = values();
-    let mut tables = vec![ViewTable::compact(
-        m,
-        index.clone(),
-        own_dtz,
-        dtw.map(|_| values()),
-    )];
-    tables.extend(reached(set, m, dtw.is_some()));
-    let view = View::new(tables).with_far(set.far());
+    let sides = if dtw.is_some() { 4 } else { 2 };
+    let fresh = (0..sides).map(|_| CompactSide::new(index.size())).collect();
+    let view = compact_view(set, m, index, fresh);
     // Each slot's class first: the searches that tell short values read only classes.
     for side in 0..2 {
         let own = view.tables[0].compact_side(Metric::Dtz, side);
@@ -334,6 +391,22 @@ fn build_compact_view(
         }
     }
     Ok(view)
+}
+
+/// The view of a table held compact, its values in `sides` (`.dtz` sides 0 and 1, then the
+/// `.dtw` sides if it has that file), and of every table it reaches.
+fn compact_view(set: &TableSet, m: Material, index: &Index, sides: Vec<CompactSide>) -> View {
+    let mut sides = sides.into_iter().map(Side::Compact);
+    let mut values = || {
+        let mut pair = || sides.next();
+        Some(Arc::new(Decoded::Values([pair()?, pair()?])))
+    };
+    let own_dtz = values().expect("a compact table has its .dtz sides");
+    let own_dtw = values();
+    let dtw = own_dtw.is_some();
+    let mut tables = vec![ViewTable::compact(m, index.clone(), own_dtz, own_dtw)];
+    tables.extend(reached(set, m, dtw));
+    View::new(tables).with_far(set.far())
 }
 
 /// Call `f(slot, class)` for every slot of one side of a `.wdl` file, its sections decoded one
@@ -380,6 +453,17 @@ pub(super) fn dtz_view(set: &TableSet, m: Material) -> Result<View, VerifyError>
     build_view(set, m, &wdl, &dtz, None)
 }
 
+/// The sides to move whose `.dtz` (`.dtw`) values the view derived by one ply of search
+/// ([`derive_side`], or in place by [`build_compact_view`]) for every quiet slot the `.wdl` file
+/// calls decisive. The scan would derive those values again from the same successors, so it
+/// takes them as derived and compares their class with the `.wdl` file's; a slot the `.wdl`
+/// file calls a draw (which that search left a draw) is derived as on a stored side.
+#[derive(Copy, Clone)]
+struct Derived {
+    dtz: [bool; 2],
+    dtw: [bool; 2],
+}
+
 /// What one work item found.
 #[derive(Default)]
 struct Found {
@@ -392,9 +476,16 @@ struct Found {
 /// Check every slot of both sides to move, in parallel. With `wdl` (a table held compact),
 /// the stored classes are read from that `.wdl` file section by section; otherwise from the
 /// view.
+///
+/// With `resume` (a compact table's checkpoint, and whether its values were loaded from it),
+/// the sections a previous run finished are skipped and each section finished cleanly is
+/// recorded.
+#[allow(clippy::too_many_arguments)]
 fn scan(
     view: &View,
     wdl: Option<&StoredTable>,
+    derived: Derived,
+    resume: Option<(&Checkpoint, bool)>,
     i: usize,
     opts: &VerifyOptions,
     events: &(dyn Fn(&VerifyEvent) + Sync),
@@ -415,7 +506,34 @@ fn scan(
                 .collect(),
         })
         .collect();
-    let done = AtomicU64::new(0);
+    let finished = resume.map(|(c, _)| c.finished()).unwrap_or_default();
+    let (items, skipped): (Vec<_>, Vec<_>) = items
+        .into_iter()
+        .partition(|(side, k, _)| !finished.contains_key(&(*side, *k)));
+    let skipped_slots: u64 = skipped.iter().map(|(_, _, r)| r.end - r.start).sum();
+    report.positions += skipped
+        .iter()
+        .map(|(side, k, _)| finished[&(*side, *k)])
+        .sum::<u64>();
+    if let Some((_, values)) = resume
+        && (values || skipped_slots > 0)
+    {
+        events(&VerifyEvent::Resumed {
+            i,
+            material: own.material,
+            values,
+            slots: skipped_slots,
+            positions: report.positions,
+        });
+    }
+    let done_list = match resume.map(|(c, _)| c.done_list()).transpose() {
+        Ok(list) => list,
+        Err(e) => {
+            report.errors.push(e);
+            None
+        }
+    };
+    let done = AtomicU64::new(skipped_slots);
     let limit = if opts.max_reports == 0 {
         usize::MAX
     } else {
@@ -435,10 +553,17 @@ fn scan(
             };
             for (j, idx) in slots.clone().enumerate() {
                 let stored_wdl = classes.as_ref().map(|c| c[j]);
-                if let Err(e) = check_slot(view, side, idx, stored_wdl, limit, &mut f) {
+                if let Err(e) = check_slot(view, side, idx, stored_wdl, derived, limit, &mut f) {
                     f.error = Some(e);
                     break;
                 }
+            }
+            if let Some(list) = &done_list
+                && f.disagreements == 0
+                && f.error.is_none()
+                && let Err(e) = list.record(side, *k, f.positions)
+            {
+                f.error = Some(e);
             }
             let d = done.fetch_add(len, Relaxed) + len;
             events(&VerifyEvent::Progress {
@@ -469,6 +594,7 @@ fn check_slot(
     side: usize,
     idx: u64,
     stored_wdl: Option<Wdl>,
+    derived: Derived,
     limit: usize,
     f: &mut Found,
 ) -> Result<(), VerifyError> {
@@ -480,16 +606,20 @@ fn check_slot(
         return Ok(());
     }
     f.positions += 1;
-    // No capture: the legal moves are the quiet moves.
-    let mut moves = MoveList::new();
-    pos.quiet_moves(&mut moves);
+    // No capture: the legal moves are the quiet moves (generated if a value is derived).
+    let mut moves: Option<MoveList> = None;
     // The class a compact table's scan read from its `.wdl` section, else the view's.
     let stored_wdl = match stored_wdl {
         Some(w) => w,
         None => view.stored(side, idx, Metric::Wdl)?.wdl(),
     };
+    let by_search = |sides: [bool; 2]| sides[side] && stored_wdl != Wdl::Draw;
     let stored_dtz = view.stored(side, idx, Metric::Dtz)?;
-    let dtz = derive_dtz(view, &pos, &moves)?;
+    let dtz = if by_search(derived.dtz) {
+        stored_dtz
+    } else {
+        derive_dtz(view, &pos, quiet_moves(&pos, &mut moves))?
+    };
     let mut report = |check, stored, derived| {
         f.disagreements += 1;
         if f.shown.len() < limit {
@@ -516,7 +646,11 @@ fn check_slot(
     }
     if own.has_dtw() {
         let stored_dtw = view.stored(side, idx, Metric::Dtw)?;
-        let dtw = derive_dtw(view, &pos, &moves)?;
+        let dtw = if by_search(derived.dtw) {
+            stored_dtw
+        } else {
+            derive_dtw(view, &pos, quiet_moves(&pos, &mut moves))?
+        };
         if stored_dtw != dtw {
             report(Check::Dtw, Reading::Value(stored_dtw), Reading::Value(dtw));
         }
@@ -536,6 +670,15 @@ fn check_slot(
         }
     }
     Ok(())
+}
+
+/// The moves of a quiet position, generated into `list` the first time.
+fn quiet_moves<'l>(pos: &Position, list: &'l mut Option<MoveList>) -> &'l MoveList {
+    list.get_or_insert_with(|| {
+        let mut moves = MoveList::new();
+        pos.quiet_moves(&mut moves);
+        moves
+    })
 }
 
 /// The DTZ value of a quiet position from its moves (SPEC.md §2).

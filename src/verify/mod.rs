@@ -22,8 +22,10 @@
 //!
 //! `.dtz` and `.dtw` files store one side to move: the other side's values are first derived by
 //! one ply of search from the stored side, as a prober reads them, so their own DTZ/DTW check
-//! holds by construction, while their WDL and DTW-class checks do not, and the stored side is
-//! checked against them (two plies down to itself). The `.dtw` files of the tables a position
+//! holds by construction (the scan does not derive those values again), while their WDL and
+//! DTW-class checks do not, and the stored side is checked against them (two plies down to
+//! itself). That search leaves the positions the `.wdl` file calls draws as draws: those are
+//! derived in the scan, as on the stored side. The `.dtw` files of the tables a position
 //! reaches are read the same way, by one ply of search where they leave a side out.
 //!
 //! Why this is a proof, given correct smaller tables: a stored `W(n)` needs a move to a stored
@@ -47,8 +49,10 @@
 //! by section as the check goes (1 byte a slot a side for WDL and DTZ, 2 with DTW). The tables
 //! its positions can reach (captures, promotions, and their captures) are decoded once and
 //! cached up to [`VerifyOptions::cache_bytes`]. Work is cut into slot ranges (sections for a
-//! compact table) spread over rayon's threads.
+//! compact table) spread over rayon's threads. The check of a compact table, hours long for
+//! a six-piece table, can be saved as it goes and resumed ([`VerifyOptions::checkpoint`]).
 
+mod checkpoint;
 mod consistency;
 mod known;
 mod tables;
@@ -83,6 +87,10 @@ pub struct VerifyOptions {
     /// Bytes of a table's own decoded values (both sides, all its metrics, 2-byte values plus
     /// the decoded classes) above which it is held one byte a slot a metric instead.
     pub compact_above: u64,
+    /// A directory where the check of a table held compact is saved as it goes (its values
+    /// once built, then each section of slots checked), so that a later run with the same
+    /// directory resumes it; the files are removed once the table's check is complete.
+    pub checkpoint: Option<PathBuf>,
 }
 
 impl Default for VerifyOptions {
@@ -92,6 +100,7 @@ impl Default for VerifyOptions {
             max_reports: 1000,
             cache_bytes: 2 << 30,
             compact_above: 4 << 30,
+            checkpoint: None,
         }
     }
 }
@@ -109,6 +118,15 @@ pub enum VerifyEvent {
         material: Material,
         done: u64,
         total: u64,
+    },
+    /// Table `i` resumes a check saved in the checkpoint directory: its values were loaded
+    /// (`values`), and `slots` slots (`positions` positions) were already checked.
+    Resumed {
+        i: usize,
+        material: Material,
+        values: bool,
+        slots: u64,
+        positions: u64,
     },
     /// Finished table `i`.
     Done { i: usize, report: TableReport },
@@ -272,6 +290,8 @@ pub enum VerifyError {
     },
     /// The Syzygy reference tables.
     Syzygy(String),
+    /// A file of the checkpoint directory cannot be written.
+    Checkpoint(PathBuf, Arc<std::io::Error>),
 }
 
 impl fmt::Display for VerifyError {
@@ -305,6 +325,9 @@ impl fmt::Display for VerifyError {
                 write!(f, "{}:{line}: {what}", path.display())
             }
             VerifyError::Syzygy(e) => write!(f, "syzygy: {e}"),
+            VerifyError::Checkpoint(p, e) => {
+                write!(f, "cannot write checkpoint {}: {e}", p.display())
+            }
         }
     }
 }

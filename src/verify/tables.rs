@@ -127,6 +127,27 @@ impl CompactSide {
             .unwrap_or_else(|_| unreachable!("a side is finished once"));
     }
 
+    /// A finished side from its bytes and its sorted far values (as [`Self::codes`] and
+    /// [`Self::far`] gave them).
+    pub fn from_parts(codes: Vec<AtomicU8>, far: Vec<(u64, Value)>) -> CompactSide {
+        CompactSide {
+            codes,
+            far: OnceLock::from(far),
+        }
+    }
+
+    /// The slots' bytes.
+    pub fn codes(&self) -> &[AtomicU8] {
+        &self.codes
+    }
+
+    /// The far values of a finished side, sorted by slot.
+    pub fn far(&self) -> &[(u64, Value)] {
+        self.far
+            .get()
+            .expect("far values are read once the side is complete")
+    }
+
     /// The value of slot `idx` of a finished side.
     #[inline]
     pub fn get(&self, idx: usize) -> Value {
