@@ -5,7 +5,9 @@
 //! the jobs of its dependencies are done (DESIGN.md, "Beyond one machine").
 //!
 //! Time estimates are single-core seconds ([`Estimate::cpu_seconds`]): [`NS_PER_SLOT_VISIT`]
-//! (by piece count) per slot and side for WDL+DTZ, and [`DTW_COST`] of that again for DTW; up
+//! (by piece count) per slot and side for WDL+DTZ, from 6 pieces with [`NS_PER_FILES_MOVE`] for
+//! each move a slot has into a table read through its files, and [`DTW_COST`] of that again for
+//! DTW; up
 //! to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] (by pawns) times the slot visits of the table
 //! ([`Estimate::work`]). A table's solver and writer use every core given, so divide by the
 //! threads of a job. Memory is [`Estimate::memory`] (see [`crate::build::estimate`]).
@@ -16,7 +18,9 @@ use crate::table::Material;
 use serde_json::json;
 use std::collections::HashMap;
 
-pub use super::estimate::{DTW_COST, NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4};
+pub use super::estimate::{
+    DTW_COST, NS_PER_FILES_MOVE, NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4,
+};
 
 /// One job of a plan.
 #[derive(Clone, Debug)]
