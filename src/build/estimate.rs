@@ -461,11 +461,17 @@ mod tests {
             assert_eq!(e.files_moves > 0.0, files, "{name}: {e:?}");
             let ns = e.cpu_seconds() / (2.0 * e.slots as f64) * 1e9;
             let ratio = ns / measured_ns;
-            assert!((0.8..=1.25).contains(&ratio), "{name}: {ns:.0} ns estimated");
+            assert!(
+                (0.8..=1.25).contains(&ratio),
+                "{name}: {ns:.0} ns estimated"
+            );
         }
         // The same sample every time.
         let m = Material::parse("KQRvKBN").unwrap();
-        assert_eq!(estimate(m, false).files_moves, estimate(m, false).files_moves);
+        assert_eq!(
+            estimate(m, false).files_moves,
+            estimate(m, false).files_moves
+        );
     }
 
     /// A source that notes the table of every position looked up in it.

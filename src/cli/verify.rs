@@ -353,8 +353,9 @@ fn print_report(
                 "files": report.files(),
                 "consistency": consistency,
                 "positions": positions,
+                "resumed_positions": report.resumed(),
                 "seconds": report.time.as_secs_f64(),
-                "positions_per_second": positions as f64 / report.time.as_secs_f64().max(1e-9),
+                "positions_per_second": (positions - report.resumed()) as f64 / report.time.as_secs_f64().max(1e-9),
                 "disagreement_count": report.disagreements(),
                 "disagreements": report.tables.iter().flat_map(|t| t.shown.iter()).map(|d| json!({
                     "material": d.material.to_string(),
@@ -390,12 +391,16 @@ fn print_report(
         "headers and checksums"
     };
     println!(
-        "verify: {} tables, {} files ({what}): {} positions checked in {} ({} positions/s), {} disagreements, {} errors: {}",
+        "verify: {} tables, {} files ({what}): {} positions checked{} in {} ({} positions/s), {} disagreements, {} errors: {}",
         report.tables.len(),
         report.files(),
         positions,
+        match report.resumed() {
+            0 => String::new(),
+            n => format!(" ({n} by earlier runs)"),
+        },
         duration(report.time),
-        rate(positions, report.time),
+        rate(positions - report.resumed(), report.time),
         report.disagreements(),
         report.errors(),
         if report.is_ok() { "OK" } else { "FAILED" }

@@ -95,6 +95,7 @@ fn check_table(
         material: m,
         files: Vec::new(),
         positions: 0,
+        resumed: 0,
         disagreements: 0,
         shown: Vec::new(),
         errors: Vec::new(),
@@ -511,10 +512,11 @@ fn scan(
         .into_iter()
         .partition(|(side, k, _)| !finished.contains_key(&(*side, *k)));
     let skipped_slots: u64 = skipped.iter().map(|(_, _, r)| r.end - r.start).sum();
-    report.positions += skipped
+    report.resumed = skipped
         .iter()
         .map(|(side, k, _)| finished[&(*side, *k)])
         .sum::<u64>();
+    report.positions += report.resumed;
     if let Some((_, values)) = resume
         && (values || skipped_slots > 0)
     {

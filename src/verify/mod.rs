@@ -221,6 +221,8 @@ pub struct TableReport {
     pub files: Vec<PathBuf>,
     /// Stored positions checked (both sides to move); 0 with [`VerifyOptions::fast`].
     pub positions: u64,
+    /// Of those, the positions an earlier run checked ([`VerifyOptions::checkpoint`]).
+    pub resumed: u64,
     /// Disagreements found (all counted).
     pub disagreements: u64,
     /// The first [`VerifyOptions::max_reports`] disagreements, in slot order.
@@ -252,6 +254,11 @@ impl Report {
 
     pub fn positions(&self) -> u64 {
         self.tables.iter().map(|t| t.positions).sum()
+    }
+
+    /// Of [`Report::positions`], those earlier runs checked.
+    pub fn resumed(&self) -> u64 {
+        self.tables.iter().map(|t| t.resumed).sum()
     }
 
     pub fn disagreements(&self) -> u64 {
