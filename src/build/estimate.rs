@@ -123,9 +123,12 @@ pub fn estimate_with(
     dtw: bool,
     sizes: &mut HashMap<Material, u64>,
 ) -> Estimate {
-    let mut size = |m: Material| *sizes.entry(m).or_insert_with(|| Index::new(m).size());
     let m = material.canonical();
-    let n = size(m);
+    // This table's index: its size, rest groups and sample slots below.
+    let index = Index::new(m);
+    let n = index.size();
+    sizes.insert(m, n);
+    let mut size = |m: Material| *sizes.entry(m).or_insert_with(|| Index::new(m).size());
     let file =
         |m: Metric| (2.0 * n as f64 * DISK_BYTES_PER_SLOT[m as usize]) as u64 + DISK_HEADER_BYTES;
     let disk: u64 = metrics(dtw).iter().map(|&m| file(m)).sum();
@@ -134,7 +137,7 @@ pub fn estimate_with(
     // The unit being solved: the whole table without pawns; with pawns a batch of pawn
     // configurations of at most `UNIT_SLOTS` slots (never less than one configuration).
     let (unit, filling) = if m.has_pawns() && n > UNIT_SLOTS {
-        let cs = Index::new(m).rest_size();
+        let cs = index.rest_size();
         // Configurations smaller than a frame of the exact store share frames with others
         // solved at other times: in the worst case every frame is filling, 2 bytes a slot.
         let filling = if cs < FRAME { 2 * n * 2 } else { 0 };
@@ -150,7 +153,6 @@ pub fn estimate_with(
     // most a lead configuration, at most a section) at a time, beside each section; a table
     // whose codes fit [`COPY_BYTES`] is first copied whole in that order, where it may have
     // one.
-    let index = Index::new(m);
     let run = 2 * index.rest_size().min(section);
     let copy = if 4 * n <= COPY_BYTES && index.rest_orders().len() > 1 {
         4 * n
@@ -214,7 +216,7 @@ pub fn estimate_with(
     let metrics = if dtw { 2 } else { 1 };
     let work = 2 * n * metrics;
     let files_moves = if m.count() >= 6 {
-        files_moves_per_slot(m, &mut size)
+        files_moves_per_slot(&index, &mut size)
     } else {
         0.0
     };
@@ -235,11 +237,10 @@ pub fn estimate_with(
 pub const FILES_MOVES_SAMPLES: u32 = 1024;
 
 /// The mean number of legal moves, over valid slots of both sides to move, that capture or
-/// promote into a table a WDL/DTZ build of `m` reads through its files (one above
+/// promote into a table a WDL/DTZ build of `index`'s table reads through its files (one above
 /// [`DecodedTables::MAX_BYTES`] decoded); `size` gives a table's slots a side. Estimated
 /// from [`FILES_MOVES_SAMPLES`] slots drawn by a fixed generator: the same figure every run.
-pub fn files_moves_per_slot(m: Material, size: &mut impl FnMut(Material) -> u64) -> f64 {
-    let index = Index::new(m);
+pub fn files_moves_per_slot(index: &Index, size: &mut impl FnMut(Material) -> u64) -> f64 {
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let mut next = || {
         state ^= state << 13;
@@ -321,7 +322,8 @@ pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [358.0, 465.0, 555.0, 812.0, 132
 /// `dtw`, DTW: [`NS_PER_SLOT_VISIT`] per slot and side, from 6 pieces with
 /// [`NS_PER_FILES_MOVE`] for each of the `files_moves` a slot has ([`files_moves_per_slot`]),
 /// and [`DTW_COST`] of that for DTW (without pawns; with pawns up to 5 pieces; with pawns from
-/// 6); up to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit.
+/// 6); up to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit. Below 6 pieces the
+/// estimate counts no such moves ([`Estimate::files_moves`] is 0).
 pub fn cpu_seconds(m: Material, slots: u64, dtw: bool, files_moves: f64) -> f64 {
     let visits = 2.0 * slots as f64;
     if m.count() <= 4 {
@@ -334,12 +336,10 @@ pub fn cpu_seconds(m: Material, slots: u64, dtw: bool, files_moves: f64) -> f64 
         (true, true, ..=5) => DTW_COST[1],
         (true, true, _) => DTW_COST[2],
     };
-    let files = if m.count() >= 6 {
-        files_moves * NS_PER_FILES_MOVE
-    } else {
-        0.0
-    };
-    visits * (NS_PER_SLOT_VISIT[m.count().min(7)] + files) * (1.0 + dtw) * 1e-9
+    visits
+        * (NS_PER_SLOT_VISIT[m.count().min(7)] + files_moves * NS_PER_FILES_MOVE)
+        * (1.0 + dtw)
+        * 1e-9
 }
 
 /// The tables a WDL or DTZ solve of `m` reads: those its captures reach, capture after

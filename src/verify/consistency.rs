@@ -167,13 +167,8 @@ fn check_files(
         Err(e) => return report.errors.push(e),
     };
     if let (Some(c), false) = (&checkpoint, loaded) {
-        let metrics = [Metric::Dtz, Metric::Dtw];
-        let own: Vec<&CompactSide> = metrics[..sides / 2]
-            .iter()
-            .flat_map(|&metric| [0, 1].map(|side| view.tables[0].compact_side(metric, side)))
-            .collect();
         // The check goes on without a saved state; the run reports why there is none.
-        if let Err(e) = c.save(&own) {
+        if let Err(e) = c.save(&view.tables[0].compact_sides()) {
             report.errors.push(e);
         }
     }

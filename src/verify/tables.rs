@@ -479,6 +479,18 @@ impl ViewTable {
         }
     }
 
+    /// Every compact side of a table made by [`ViewTable::compact`]: its `.dtz` sides 0 and 1,
+    /// then its `.dtw` sides if it has that file (the order [`ViewTable::compact`]'s callers
+    /// give them in).
+    pub fn compact_sides(&self) -> Vec<&CompactSide> {
+        let metrics = [Metric::Dtz, Metric::Dtw];
+        let count = if self.has_dtw() { 2 } else { 1 };
+        metrics[..count]
+            .iter()
+            .flat_map(|&metric| [0, 1].map(|side| self.compact_side(metric, side)))
+            .collect()
+    }
+
     /// Replace the `.dtz` (`metric` DTZ) or `.dtw` values of one side to move (one the file
     /// does not store, or a stored side with values told by search).
     pub fn fill_side(&mut self, metric: Metric, side: usize, values: Vec<Value>) {
