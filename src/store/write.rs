@@ -108,12 +108,14 @@ impl<'a, T: TableValues + ?Sized> InOrder<'a, T> {
         let own = self.table.index();
         let mut run = Vec::new();
         let mut lead = LeadCache::default();
+        // The file's slots are taken in order: most placements are a step from the last.
+        let mut last = None;
         let mut r = range.start / self.run;
         while r * self.run < range.end {
             let span = r * self.run..((r + 1) * self.run).min(own.size());
             read_range(self.table, side, span.clone(), &mut run)?;
             for idx in range.start.max(span.start)..range.end.min(span.end) {
-                let pl = self.file.placement_with(idx, &mut lead);
+                let pl = self.file.placement_after(&mut last, idx, &mut lead);
                 out.push(if self.file.is_canonical(&pl, idx) {
                     let at = self.file.slot_in(&pl, own, &self.map);
                     debug_assert!(span.contains(&at), "a slot outside its shared run");
