@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// Tables with at most this many slots per side keep their frames in memory, uncompressed
 /// (at most 32 MiB for both sides): every four-piece table. Above it a later unit's lookups
-/// of the pawn moves' values ([`ExactStore::get`]) each decompress a chunk: KPvBN (5.7 M
+/// of the pawn moves' values (`ExactStore::get`) each decompress a chunk: KPvBN (5.7 M
 /// slots), spilled under the former `1 << 22`, took 0.895x the CPU time held in memory (all
 /// metrics, 1 thread, 13.8 → 12.4 user-s) and less peak memory.
 pub const IN_MEMORY_SLOTS: u64 = 1 << 23;
