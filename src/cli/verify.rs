@@ -345,6 +345,8 @@ fn print_report(
     json_out: &mut serde_json::Map<String, serde_json::Value>,
 ) {
     let positions = report.positions();
+    // The rate counts only the positions this run checked (a resumed check counts the others).
+    let checked_now = positions - report.resumed();
     if args.json {
         json_out.insert(
             "tables".into(),
@@ -355,7 +357,7 @@ fn print_report(
                 "positions": positions,
                 "resumed_positions": report.resumed(),
                 "seconds": report.time.as_secs_f64(),
-                "positions_per_second": (positions - report.resumed()) as f64 / report.time.as_secs_f64().max(1e-9),
+                "positions_per_second": checked_now as f64 / report.time.as_secs_f64().max(1e-9),
                 "disagreement_count": report.disagreements(),
                 "disagreements": report.tables.iter().flat_map(|t| t.shown.iter()).map(|d| json!({
                     "material": d.material.to_string(),
@@ -400,7 +402,7 @@ fn print_report(
             n => format!(" ({n} by earlier runs)"),
         },
         duration(report.time),
-        rate(positions - report.resumed(), report.time),
+        rate(checked_now, report.time),
         report.disagreements(),
         report.errors(),
         if report.is_ok() { "OK" } else { "FAILED" }

@@ -132,9 +132,9 @@ impl<'a, T: TableValues + ?Sized> InOrder<'a, T> {
 
 /// A table as the writer reads it for its `.wdl` and `.dtz` files: the table itself, or, where
 /// the files order the rest groups unlike the table and both sides fit [`COPY_BYTES`], its codes
-/// copied once in the files' order. Through [`InOrder`] each read of a slot decodes its
-/// placement in one index and encodes it in the other, and those files read every slot once
-/// and one side's again (a fifth of KNvBP's WDL + DTZ build).
+/// copied once in the files' order. Through [`InOrder`] each read of a slot places it in one
+/// index (mostly a step from the slot before) and encodes it in the other, and those files
+/// read every slot once and one side's again (a fifth of KNvBP's WDL + DTZ build).
 struct ForFiles<'a, T: ?Sized> {
     table: &'a T,
     copy: Option<(Index, [Vec<u16>; 2])>,
