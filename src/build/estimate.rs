@@ -36,7 +36,8 @@ use std::collections::HashMap;
 ///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW; tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead: a WDL/DTZ build reads
 ///   `.wdl` files, which cache no blocks (their mapped pages, at most
-///   [`MAPPED_WDL_BYTES_PER_SLOT`]), a DTW build `.dtw` files through block caches
+///   [`MAPPED_WDL_BYTES_PER_SLOT`], and where some blocks' symbols start: a few MB a thread,
+///   [`crate::format::pairs::CACHED_BLOCKS`]), a DTW build `.dtw` files through block caches
 ///   ([`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
 ///   larger of the metrics' counts; a DTW build also decodes tables as large as this one that
 ///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most), and keeps the
