@@ -713,9 +713,9 @@ impl Decoder {
         Ok(self.value_in_symbol(sym, pos))
     }
 
-    /// [`Decoder::get_in_block`] for block `b`, through this thread's cache of the symbols of
-    /// the blocks it read last (where each symbol's values start), one entry per block number
-    /// and file hash: a lookup of a block in the cache is a binary search; a block read a
+    /// [`Decoder::get_in_block`] for block `b`, through this thread's cache of where the
+    /// symbols of the blocks it read last start, one entry per block number and file hash: a
+    /// lookup of a block in the cache is a binary search and a short walk; a block read a
     /// second time since it entered the cache is walked whole to list its symbols. Lookups
     /// from a search come in runs that fall in few blocks (the positions a capture leads to
     /// from neighbouring slots differ in one piece), so most are hits.

@@ -1055,11 +1055,7 @@ impl Index {
             return None;
         }
         let sq = u32::from(pl.squares[j]);
-        let others = pl.squares[..self.pieces()]
-            .iter()
-            .fold(0u64, |b, &s| b | 1 << s)
-            & !(1 << sq);
-        let free = !others;
+        let free = !self.others(pl, j, 1);
         let above = free & u64::MAX.checked_shl(sq + 1).unwrap_or(0);
         let next = if !g.by_colour {
             above
@@ -1091,27 +1087,33 @@ impl Index {
         by_colour: bool,
     ) -> Option<Placement> {
         let n = self.pieces();
-        // The squares free for the group: all but the other pieces'.
+        // How many squares are free for the group: all but the other pieces'.
         let free_count = 64 - (n - k) as u32;
         let ranks = &pl.ranks[j..j + k];
         let i = (0..k).find(|&i| {
             let up = u32::from(ranks[i]) + 1;
             up < ranks.get(i + 1).map_or(free_count, |&r| u32::from(r))
         })?;
-        let others = pl.squares[..j]
-            .iter()
-            .chain(&pl.squares[j + k..n])
-            .fold(0u64, |b, &s| b | 1 << s);
+        let free = !self.others(pl, j, k);
         let mut p = *pl;
         p.ranks[j + i] += 1;
         for (l, r) in p.ranks[j..j + i].iter_mut().enumerate() {
             *r = l as u8;
         }
         for l in 0..=i {
-            p.squares[j + l] = select_in(!others, u32::from(p.ranks[j + l]), by_colour) as u8;
+            p.squares[j + l] = select_in(free, u32::from(p.ranks[j + l]), by_colour) as u8;
         }
         p.rest += 1;
         Some(p)
+    }
+
+    /// The squares of `pl`'s pieces but the `k` from digit `j`.
+    #[inline]
+    fn others(&self, pl: &Placement, j: usize, k: usize) -> u64 {
+        pl.squares[..j]
+            .iter()
+            .chain(&pl.squares[j + k..self.pieces()])
+            .fold(0u64, |b, &s| b | 1 << s)
     }
 
     /// The placement of slot `idx` in a scan: a step from `last` (the slot taken before, kept
