@@ -108,14 +108,24 @@ impl<'a, T: TableValues + ?Sized> InOrder<'a, T> {
         let own = self.table.index();
         let mut run = Vec::new();
         let mut lead = LeadCache::default();
-        // The file's slots are taken in order: most placements are a step from the last.
+        // The file's slots are taken a row at a time ([`Index::row_in`]) where no symmetry
+        // fixes the lead, else one at a time (most a step from the last).
         let mut last = None;
         let mut r = range.start / self.run;
         while r * self.run < range.end {
             let span = r * self.run..((r + 1) * self.run).min(own.size());
             read_range(self.table, side, span.clone(), &mut run)?;
-            for idx in range.start.max(span.start)..range.end.min(span.end) {
+            let (mut idx, end) = (range.start.max(span.start), range.end.min(span.end));
+            while idx < end {
                 let pl = self.file.placement_after(&mut last, idx, &mut lead);
+                if let Some(row) = self.file.row_in(&pl, own, &self.map) {
+                    for at in row.take((end - idx) as usize) {
+                        debug_assert!(span.contains(&at), "a slot outside its shared run");
+                        out.push(run[(at - span.start) as usize]);
+                        idx += 1;
+                    }
+                    continue;
+                }
                 out.push(if self.file.is_canonical(&pl, idx) {
                     let at = self.file.slot_in(&pl, own, &self.map);
                     debug_assert!(span.contains(&at), "a slot outside its shared run");
@@ -123,6 +133,7 @@ impl<'a, T: TableValues + ?Sized> InOrder<'a, T> {
                 } else {
                     Value::INVALID.code()
                 });
+                idx += 1;
             }
             r += 1;
         }

@@ -756,6 +756,80 @@ impl Mover {
     }
 }
 
+/// A row of one index's slots read in another rest order ([`Index::row_in`]): the slots that
+/// differ only in the last rest group, from one placement on, each encoded in the other index
+/// incrementally.
+///
+/// The last group's combinations are taken in code order (colex order of the ranks among the
+/// squares the other pieces leave free), one step each. In the other index the groups before
+/// that group's are fixed (a constant), the group itself is re-ranked among the squares taken
+/// before it, and each later piece's rank falls by the number of the group's squares before
+/// it (as in a [`Mover`]): a few popcounts a slot instead of a placement step and a whole
+/// re-encoding.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// The squares free for the group, in its square order (colour order for bishops).
+    order: [u8; 64],
+    /// How many squares `order` holds.
+    free: u32,
+    /// The group's pieces and their current ranks in `order` (ascending); `done` past the
+    /// row's last combination.
+    k: usize,
+    ranks: [u8; 16],
+    done: bool,
+    /// In the other index: the lead's slots and the codes of the groups before the moving
+    /// group's, the squares taken before it, its weight and order, and the later pieces.
+    constant: u64,
+    taken: u64,
+    weight: u64,
+    by_colour: bool,
+    terms: [Term; 16],
+    len: usize,
+}
+
+impl Iterator for Row {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.done {
+            return None;
+        }
+        let k = self.k;
+        let set = self.ranks[..k]
+            .iter()
+            .fold(0u64, |b, &r| b | 1 << self.order[usize::from(r)]);
+        let own = if k == 1 {
+            u64::from(free_rank(set.trailing_zeros(), self.taken, self.by_colour))
+        } else {
+            comb_code_in(set, self.taken, self.by_colour)
+        };
+        let code =
+            self.terms[..self.len]
+                .iter()
+                .fold(self.constant + own * self.weight, |code, t| {
+                    let rank = t.rank - (t.before & set).count_ones();
+                    code + binom(rank, usize::from(t.place)) * t.weight
+                });
+        // The colex successor: the lowest rank that can rise does, those below restart.
+        match (0..k).find(|&i| {
+            u32::from(self.ranks[i]) + 1
+                < self.ranks[..k]
+                    .get(i + 1)
+                    .map_or(self.free, |&r| u32::from(r))
+        }) {
+            Some(i) => {
+                self.ranks[i] += 1;
+                for (l, r) in self.ranks[..i].iter_mut().enumerate() {
+                    *r = l as u8;
+                }
+            }
+            None => self.done = true,
+        }
+        Some(code)
+    }
+}
+
 /// The index of one material. Cheap to build; build once per table.
 #[derive(Clone, Debug)]
 pub struct Index {
@@ -1603,6 +1677,83 @@ impl Index {
         other.canonical_rest(pl.lead, pl.fixers, &squares, pl.lead_occ)
     }
 
+    /// The slots of `other` (same material, another rest order; `map` is
+    /// [`Index::digit_map`]`(other)`) holding placement `pl` of this index and the placements
+    /// of the slots after it in its row (those differing from it only in the last rest group),
+    /// in this index's order: the same as [`Index::slot_in`] of each. `None` where a symmetry
+    /// fixes `pl`'s lead (another image may be the canonical one there), `pl` is not canonical,
+    /// or the index has no rest group.
+    pub fn row_in(&self, pl: &Placement, other: &Index, map: &[u8; 16]) -> Option<Row> {
+        if pl.fixers != 1 {
+            return None;
+        }
+        let g = self.rest.last()?;
+        let (j, k) = (usize::from(g.start), usize::from(g.count));
+        let free = !self.others(pl, j, k);
+        let mut order = [0u8; 64];
+        let mut n = 0;
+        let parts = if g.by_colour {
+            [free & DARK, free & !DARK]
+        } else {
+            [free, 0]
+        };
+        for s in parts.into_iter().flat_map(Bitboard) {
+            order[n] = s.index() as u8;
+            n += 1;
+        }
+        let mut ranks = [0u8; 16];
+        ranks[..k].copy_from_slice(&pl.ranks[j..j + k]);
+        // The placement in the other index's digit order; the moving group there.
+        let mut squares = [0u8; 16];
+        for (d, &s) in pl.squares[..self.pieces].iter().enumerate() {
+            squares[usize::from(map[d])] = s;
+        }
+        let moving = usize::from(other.digit_group[usize::from(map[j])]) - other.lead_groups;
+        let mut row = Row {
+            order,
+            free: n as u32,
+            k,
+            ranks,
+            done: false,
+            constant: pl.lead * other.rest_size,
+            taken: 0,
+            weight: 0,
+            by_colour: false,
+            terms: [Term::default(); 16],
+            len: 0,
+        };
+        // The squares taken before each group, the moving group's left out.
+        let mut taken = pl.lead_occ;
+        for (gi, grp) in other.rest.iter().enumerate() {
+            let start = usize::from(grp.start);
+            let set = squares[start..start + usize::from(grp.count)]
+                .iter()
+                .fold(0u64, |b, &s| b | 1 << s);
+            if gi == moving {
+                row.taken = taken;
+                row.weight = grp.weight;
+                row.by_colour = grp.by_colour;
+                continue;
+            }
+            if gi < moving {
+                row.constant += comb_code_in(set, taken, grp.by_colour) * grp.weight;
+            } else {
+                for s in Bitboard(set) {
+                    let before = before_in(s.index() as u32, grp.by_colour);
+                    row.terms[row.len] = Term {
+                        before,
+                        rank: (before & !taken).count_ones(),
+                        place: (before & set).count_ones() as u8 + 1,
+                        weight: grp.weight,
+                    };
+                    row.len += 1;
+                }
+            }
+            taken |= set;
+        }
+        Some(row)
+    }
+
     /// Description of the index for file headers: scheme, then each group in index order.
     pub fn params(&self) -> Vec<u8> {
         let mut v = vec![
@@ -1945,6 +2096,59 @@ mod tests {
                     "{m}: {stepped} of {} stepped",
                     ix.size()
                 );
+            }
+        }
+    }
+
+    /// [`Index::row_in`] gives, for each slot of a row from any start, the slot
+    /// [`Index::slot_in`] encodes, in every pair of rest orders; its rows end where
+    /// [`Index::next_placement`] stops stepping, and cover every slot whose lead no symmetry
+    /// fixes (pawnless; with pawns, a last group of one piece, a pair, a pair or three of
+    /// bishops by colour).
+    #[test]
+    fn rows_read_in_another_order_are_the_slots_there() {
+        for name in [
+            "KQRvB", "KRvKN", "KPvN", "BPvN", "KPvNN", "KPvBB", "KKvNP", "BBvNP",
+        ] {
+            let m = Material::parse(name).expect("material").canonical();
+            let orders = Index::new(m).rest_orders();
+            assert!(orders.len() > 1, "{m}");
+            for ix in &orders {
+                let asymmetric = (0..ix.size())
+                    .filter(|&i| ix.placement(i).fixers == 1)
+                    .count();
+                for other in &orders {
+                    let map = ix.digit_map(other);
+                    let check = |idx: u64, at: u64| {
+                        let p = ix.placement(idx);
+                        assert!(ix.is_canonical(&p, idx), "{m} slot {idx}");
+                        assert_eq!(at, ix.slot_in(&p, other, &map), "{m} slot {idx}");
+                    };
+                    // Whole rows, from each row's first slot.
+                    let (mut idx, mut in_rows) = (0, 0);
+                    while idx < ix.size() {
+                        let Some(row) = ix.row_in(&ix.placement(idx), other, &map) else {
+                            idx += 1;
+                            continue;
+                        };
+                        for at in row {
+                            check(idx, at);
+                            idx += 1;
+                            in_rows += 1;
+                        }
+                        assert!(
+                            ix.next_placement(&ix.placement(idx - 1)).is_none(),
+                            "{m} {idx}"
+                        );
+                    }
+                    assert_eq!(in_rows, asymmetric, "{m}");
+                    // Rows from slots within them.
+                    for start in (0..ix.size()).step_by(7) {
+                        if let Some(row) = ix.row_in(&ix.placement(start), other, &map) {
+                            (start..).zip(row.take(3)).for_each(|(i, at)| check(i, at));
+                        }
+                    }
+                }
             }
         }
     }
