@@ -679,6 +679,9 @@ enum MoverKind {
     Generic,
     /// A rest piece alone in its group, from a lead configuration no symmetry fixes.
     Rest,
+    /// A rest piece of a group of several, from a lead configuration no symmetry fixes: the
+    /// group is re-ranked with the others of the group where they stand.
+    RestGroup,
     /// A lead piece of a pawnless table: the lead table decides; a destination whose
     /// configuration is canonical as it stands and fixed by no symmetry keeps the rest's
     /// squares.
@@ -689,9 +692,10 @@ enum MoverKind {
 ///
 /// The rest code is a sum of one term per group, and a group's code depends on the squares
 /// taken before it. A move from `from` to `to` leaves the groups before the moving piece's
-/// alone, recounts its own group's rank of `to`, and lowers by one the rank of each later piece
-/// that `to` stands before (counting `from` free): a bit test and a table lookup per later
-/// piece instead of re-encoding the whole rest.
+/// alone, recounts its own group's code (the rank of `to`, or the combination of `to` and the
+/// group's other pieces), and lowers by one the rank of each later piece that `to` stands before
+/// (counting `from` free): a bit test and a table lookup per later piece instead of re-encoding
+/// the whole rest.
 #[derive(Clone, Copy, Debug)]
 pub struct Mover {
     kind: MoverKind,
@@ -699,8 +703,10 @@ pub struct Mover {
     /// A rest piece's move: the index less the codes of its group and the later ones, which
     /// each destination adds back.
     constant: u64,
-    /// The moving rest piece's group: the squares taken before it, its weight, its order.
+    /// The moving rest piece's group: the squares taken before it, its weight, its order, and
+    /// the squares of the group's other pieces ([`MoverKind::RestGroup`]).
     own_taken: u64,
+    own_others: u64,
     own_weight: u64,
     own_by_colour: bool,
     /// The lead groups' squares without the moving lead piece, and its group.
@@ -726,6 +732,11 @@ impl Mover {
                 self.constant
                     + u64::from(free_rank(to_sq, self.own_taken, self.own_by_colour))
                         * self.own_weight
+            }
+            MoverKind::RestGroup => {
+                let set = self.own_others | 1 << to_sq;
+                self.constant
+                    + comb_code_in(set, self.own_taken, self.own_by_colour) * self.own_weight
             }
             MoverKind::Lead(t) => {
                 let raw = if self.lead_step != 0 {
@@ -1357,6 +1368,7 @@ impl Index {
             j,
             constant: 0,
             own_taken: 0,
+            own_others: 0,
             own_weight: 0,
             own_by_colour: false,
             lead_sets: [0; 2],
@@ -1392,11 +1404,15 @@ impl Index {
             None
         } else {
             let g = usize::from(self.digit_group[j]) - self.lead_groups;
-            if pl.fixers & !1 != 0 || self.rest[g].count != 1 {
-                // A symmetry may pick another image, or the piece may pass one of its own group.
+            if pl.fixers & !1 != 0 {
+                // A symmetry may pick another image.
                 return m;
             }
-            m.kind = MoverKind::Rest;
+            m.kind = if self.rest[g].count == 1 {
+                MoverKind::Rest
+            } else {
+                MoverKind::RestGroup
+            };
             // The slot's rest less the codes of this group and the later ones (added back
             // below, the later ones with `to` taken).
             m.constant = pl.lead * self.rest_size + pl.rest;
@@ -1416,7 +1432,13 @@ impl Index {
                     m.own_taken = taken;
                     m.own_weight = grp.weight;
                     m.own_by_colour = grp.by_colour;
-                    m.constant -= u64::from(pl.ranks[start]) * grp.weight;
+                    m.own_others =
+                        pl.squares[start..end].iter().fold(0, |b, &s| b | 1 << s) & !from_bit;
+                    let code: u64 = (start..end)
+                        .enumerate()
+                        .map(|(i, d)| binom(u32::from(pl.ranks[d]), i + 1))
+                        .sum();
+                    m.constant -= code * grp.weight;
                 }
                 _ => {
                     for (i, d) in (start..end).enumerate() {
