@@ -29,6 +29,13 @@ if [ -z "$ref" ] || [ ! -d "$ref" ]; then
 fi
 [ -x "$gtbgen" ] || { echo "bench-deman: $gtbgen is not an executable" >&2; exit 1; }
 [ -d "$deps" ] || { echo "bench-deman: no table directory $deps" >&2; exit 1; }
+# A table TABLES_DIR already holds is read from there, not built: nothing to time.
+for t in "${tables[@]}"; do
+  if compgen -G "$deps/$t.*" > /dev/null; then
+    echo "bench-deman: $deps already holds $t (it would be read, not built): give a directory without it" >&2
+    exit 1
+  fi
+done
 cargo build --release --quiet
 bin=$PWD/target/release/antitb
 work=$(mktemp -d /tmp/antitb-deman.XXXXXX)
