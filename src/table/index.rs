@@ -359,6 +359,27 @@ fn comb_code_in(set: u64, taken: u64, by_colour: bool) -> u64 {
     code
 }
 
+/// The set of `squares`.
+#[inline]
+fn set_of(squares: &[u8]) -> u64 {
+    squares.iter().fold(0, |b, &s| b | 1 << s)
+}
+
+/// Steps the ranks `c_0 < … < c_{k-1}` (each below `free`) of a combination to the next one in
+/// code order (code `Σ C(c_i, i + 1)`): the lowest rank that can rise by one without meeting
+/// the next does, and those below it restart at `0, 1, …`, which adds exactly one to the code.
+/// The place of the rank raised, or `None` (ranks unchanged) after the last combination.
+#[inline]
+fn next_ranks(ranks: &mut [u8], free: u32) -> Option<usize> {
+    let i = (0..ranks.len())
+        .find(|&i| u32::from(ranks[i]) + 1 < ranks.get(i + 1).map_or(free, |&r| u32::from(r)))?;
+    ranks[i] += 1;
+    for (l, r) in ranks[..i].iter_mut().enumerate() {
+        *r = l as u8;
+    }
+    Some(i)
+}
+
 /// The table of canonical configurations of the lead groups of a pawnless shape.
 #[derive(Debug)]
 struct LeadTable {
@@ -822,21 +843,7 @@ impl Iterator for Row {
                     let rank = t.rank - (t.before & set).count_ones();
                     code + binom(rank, usize::from(t.place)) * t.weight
                 });
-        // The colex successor: the lowest rank that can rise does, those below restart.
-        match (0..k).find(|&i| {
-            u32::from(self.ranks[i]) + 1
-                < self.ranks[..k]
-                    .get(i + 1)
-                    .map_or(self.free, |&r| u32::from(r))
-        }) {
-            Some(i) => {
-                self.ranks[i] += 1;
-                for (l, r) in self.ranks[..i].iter_mut().enumerate() {
-                    *r = l as u8;
-                }
-            }
-            None => self.done = true,
-        }
+        self.done = next_ranks(&mut self.ranks[..k], self.free).is_none();
         Some(code)
     }
 }
@@ -1174,17 +1181,9 @@ impl Index {
         let n = self.pieces();
         // How many squares are free for the group: all but the other pieces'.
         let free_count = 64 - (n - k) as u32;
-        let ranks = &pl.ranks[j..j + k];
-        let i = (0..k).find(|&i| {
-            let up = u32::from(ranks[i]) + 1;
-            up < ranks.get(i + 1).map_or(free_count, |&r| u32::from(r))
-        })?;
-        let free = !self.others(pl, j, k);
         let mut p = *pl;
-        p.ranks[j + i] += 1;
-        for (l, r) in p.ranks[j..j + i].iter_mut().enumerate() {
-            *r = l as u8;
-        }
+        let i = next_ranks(&mut p.ranks[j..j + k], free_count)?;
+        let free = !self.others(pl, j, k);
         for l in 0..=i {
             p.squares[j + l] = select_in(free, u32::from(p.ranks[j + l]), by_colour) as u8;
         }
@@ -1195,10 +1194,7 @@ impl Index {
     /// The squares of `pl`'s pieces but the `k` from digit `j`.
     #[inline]
     fn others(&self, pl: &Placement, j: usize, k: usize) -> u64 {
-        pl.squares[..j]
-            .iter()
-            .chain(&pl.squares[j + k..self.pieces()])
-            .fold(0u64, |b, &s| b | 1 << s)
+        set_of(&pl.squares[..j]) | set_of(&pl.squares[j + k..self.pieces()])
     }
 
     /// The placement of slot `idx` in a scan: a step from `last` (the slot taken before, kept
@@ -1426,14 +1422,13 @@ impl Index {
             match own_group {
                 Some(g) if gi < g => {
                     // Unchanged by the move.
-                    taken |= pl.squares[start..end].iter().fold(0, |b, &s| b | 1 << s);
+                    taken |= set_of(&pl.squares[start..end]);
                 }
                 Some(g) if gi == g => {
                     m.own_taken = taken;
                     m.own_weight = grp.weight;
                     m.own_by_colour = grp.by_colour;
-                    m.own_others =
-                        pl.squares[start..end].iter().fold(0, |b, &s| b | 1 << s) & !from_bit;
+                    m.own_others = set_of(&pl.squares[start..end]) & !from_bit;
                     let code: u64 = (start..end)
                         .enumerate()
                         .map(|(i, d)| binom(u32::from(pl.ranks[d]), i + 1))
@@ -1748,9 +1743,7 @@ impl Index {
         let mut taken = pl.lead_occ;
         for (gi, grp) in other.rest.iter().enumerate() {
             let start = usize::from(grp.start);
-            let set = squares[start..start + usize::from(grp.count)]
-                .iter()
-                .fold(0u64, |b, &s| b | 1 << s);
+            let set = set_of(&squares[start..start + usize::from(grp.count)]);
             if gi == moving {
                 row.taken = taken;
                 row.weight = grp.weight;
