@@ -20,8 +20,8 @@
 //!
 //! A pairs (version-5) block is not decoded to be read: a lookup walks its codes to the value
 //! ([`crate::format::pairs::Decoder::get_cached`]). Each thread keeps where the symbols of the
-//! blocks it walked start ([`crate::format::pairs::CACHED_BLOCKS`] of them, a few hundred
-//! bytes to a few KB each), so that a run of lookups in one block, as a search makes, walks
+//! blocks it walked start ([`crate::format::pairs::CACHED_BLOCKS`] of them, a few dozen
+//! bytes to a few hundred each), so that a run of lookups in one block, as a search makes, walks
 //! it once and then takes a binary search each: a six-piece build reading its five-piece
 //! tables spent 0.88x the CPU time with 64 of them (KKKKKvP, WDL+DTZ); a five-piece pawnful
 //! build's promotions come back to a block only after many others (KNPvKB: 0.94x the CPU time
