@@ -554,40 +554,49 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         })
     }
 
-    /// Value of a position of another table, or of this one in a finished unit (after a pawn
-    /// push), resolving captures by search.
+    /// Whether `child`, reached by a quiet pawn move, is a position of this table in a finished
+    /// unit whose value the store holds as it is: a push that does not promote and leaves no
+    /// en-passant capture (a slot is the position without one). The store keeps the exact
+    /// value of every slot, a capturing position's too, so its captures need no search.
+    fn in_finished_unit(&self, child: &Position) -> bool {
+        child.ep_square().is_none() && Material::of_position(child) == self.material
+    }
+
+    /// Value of a position reached by a quiet pawn move: of this table in a finished unit
+    /// (read as it is, [`TableSolve::in_finished_unit`]), or of another table or with an
+    /// en-passant capture, resolving captures by search.
     fn child_value(
         &self,
         child: &Position,
         cache: &mut FrameCache,
     ) -> Result<Value, GenError<S::Error>> {
+        if self.in_finished_unit(child) {
+            return self.finished_value(child, cache);
+        }
+        // Captures and promotions leave this table for good: every position searched below
+        // is another table's.
         resolve(child, self.metric, &mut |p: &Position| {
-            if Material::of_position(p) == self.material {
-                self.finished_value(p, cache)
-            } else {
-                self.source
-                    .stored_value(p, self.metric)
-                    .map_err(GenError::Source)
-            }
+            self.source
+                .stored_value(p, self.metric)
+                .map_err(GenError::Source)
         })
     }
 
-    /// Whether a position of another table, or of this one in a finished unit, is won, drawn
-    /// or lost (`W(1)`, `D`, `L(1)`), resolving captures by search: a read of classes only,
+    /// Whether a position reached by a quiet pawn move is won, drawn or lost (`W(1)`, `D`,
+    /// `L(1)`), read as [`TableSolve::child_value`] reads values: a read of classes only,
     /// for skipping the moves that cannot be best before their values are looked up.
     fn child_outcome(
         &self,
         child: &Position,
         cache: &mut FrameCache,
     ) -> Result<Value, GenError<S::Error>> {
+        if self.in_finished_unit(child) {
+            return Ok(self.finished_value(child, cache)?.outcome());
+        }
         resolve(child, Metric::Wdl, &mut |p: &Position| {
-            if Material::of_position(p) == self.material {
-                Ok(self.finished_value(p, cache)?.outcome())
-            } else {
-                self.source
-                    .outcome(p, self.metric)
-                    .map_err(GenError::Source)
-            }
+            self.source
+                .outcome(p, self.metric)
+                .map_err(GenError::Source)
         })
     }
 
