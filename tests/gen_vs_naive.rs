@@ -107,6 +107,8 @@ fn a_resumed_solve_equals_the_naive_solver() {
         unit_slots: 1,
         resume: true,
         checkpoint_every: std::time::Duration::ZERO,
+        // Levels found by scans as in large tables, not from lists of any length.
+        list_floor: 0,
         ..SolveOptions::default()
     };
     let mut checked = 0u64;
@@ -204,6 +206,8 @@ fn a_dtw_solve_with_the_wdl_classes_equals_the_naive_solver() {
         scratch: dir.path().to_path_buf(),
         unit_slots: 1,
         window: Some(6),
+        // Levels found by scans as in large tables, not from lists of any length.
+        list_floor: 0,
         ..SolveOptions::default()
     };
     let (mut checked, mut tables, mut draws, mut losses) = (0u64, 0, 0u64, 0u64);

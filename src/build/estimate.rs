@@ -5,7 +5,7 @@ use super::metrics;
 use super::source::DecodedTables;
 use crate::format::SPILL_BYTES;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
-use crate::r#gen::{IN_MEMORY_SLOTS, UNIT_SLOTS, WdlHint};
+use crate::r#gen::{IN_MEMORY_SLOTS, LIST_FLOOR, UNIT_SLOTS, WdlHint, list_caps};
 use crate::rules::MoveList;
 use crate::store::{COPY_BYTES, DTW_VALUES_PER_BLOCK, SECTION_VALUES};
 use crate::table::{FRAME, Index, Material, Metric};
@@ -19,10 +19,12 @@ use std::collections::HashMap;
 /// * the solver ([`crate::gen`]) holds, for the unit it solves (the whole table without pawns;
 ///   with pawns at most the whole table, usually much less), a state byte and a quiet bit per
 ///   slot and side and frontier lists of at most a quarter byte: `2n × (1 + 1/8 + 1/4)`
-///   = `2.75 n` bytes; plus the exact values solved so far, 2 bytes per slot and side in
-///   memory for tables up to [`IN_MEMORY_SLOTS`] slots per side (and the window shifts'
-///   spills, as many again, counted twice), compressed in a scratch file beyond; a DTW solve
-///   also holds the WDL classes of the table ([`WdlHint`]), 2 bits per slot and side;
+///   = `2.75 n` bytes (the lists of a unit below 2^26 slots may take up to 32 MiB,
+///   [`LIST_FLOOR`]); plus the exact values solved so far, 2 bytes
+///   per slot and side in memory for tables up to [`IN_MEMORY_SLOTS`] slots per side (and
+///   the window shifts' spills, as many again, counted twice), compressed in a scratch file
+///   beyond; a DTW solve also holds the WDL classes of the table ([`WdlHint`]), 2 bits per
+///   slot and side;
 /// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
 ///   sections at a time: [`WRITER_BYTES_PER_SECTION_SLOT`] per slot of a section and one set
 ///   of the pairs encoder's tables (measured), the values of one shared run each where the
@@ -148,7 +150,8 @@ pub fn estimate_with(
     };
     // A DTW solve also holds the table's WDL classes from the solve before it ([`WdlHint`]).
     let hint = if dtw { WdlHint::bytes(n) } else { 0 };
-    let solver = 2 * unit + 2 * unit / 8 + 2 * unit / 4 + exact + filling + hint;
+    let solver =
+        2 * unit + 2 * unit / 8 + 8 * list_caps(unit, LIST_FLOOR).0 + exact + filling + hint;
     let section = n.min(SECTION_VALUES);
     // A file in another rest order than the solver's reads the values one shared run (at
     // most a lead configuration, at most a section) at a time, beside each section; a table
@@ -415,13 +418,15 @@ mod tests {
         let disk =
             (2.0 * n as f64 * 0.25) as u64 + (2.0 * n as f64 * 0.5) as u64 + 2 * DISK_HEADER_BYTES;
         assert_eq!(e.disk, disk);
-        // Solving: state bytes, quiet bits, frontier; the exact values in memory (a small
+        // Solving: state bytes, quiet bits, frontier lists; the exact values in memory (a small
         // table), and as many again for spills, twice. Writing: the exact values, the measured
         // bytes per section slot (the whole table is one section), one set of the encoder's
         // tables, a shared run of each section (a lead configuration: the rook's 62 squares),
         // the expected compressed data of two encodings, each with its header. + the
         // caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all small) + base.
-        let solving = 2 * n + 2 * n / 8 + 2 * n / 4 + 3 * 4 * n;
+        // The frontier lists may hold one entry per slot and side: the table is below
+        // `LIST_FLOOR`.
+        let solving = 2 * n + 2 * n / 8 + 8 * 2 * n + 3 * 4 * n;
         let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
         let writing = 4 * n
             + WRITER_BYTES_PER_SECTION_SLOT * n

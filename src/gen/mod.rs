@@ -25,9 +25,10 @@
 //!
 //! A level visits the slots decided at distance `n − 1` and the pending `W(n)`: from
 //! per-distance *frontier lists* filled as values are decided (8-byte entries, at most a
-//! quarter byte per slot and side in all), or, for distances with too many slots to list, by
-//! one parallel scan (rayon, 4096-slot chunks) over the unit; loss candidates are marked in
-//! the state byte and listed likewise. Which way a slot is found never changes a value.
+//! quarter byte per slot and side in all, or 32 MiB in a smaller unit: [`list_caps`]), or,
+//! for distances with too many slots to list, by one parallel scan (rayon, 4096-slot chunks)
+//! over the unit; loss candidates are marked in the state byte and listed likewise. Which way
+//! a slot is found never changes a value.
 //! Writes to arbitrary slots are relaxed atomic stores (a compare-and-swap where two events
 //! may decide the same slot); they are race-free in effect because every value written at a
 //! level depends only on values decided at earlier levels, so the result is the same for any
@@ -44,7 +45,9 @@ mod solve;
 pub use exact::{IN_MEMORY_SLOTS, ScratchError};
 pub use hint::{Class as WdlClass, WdlHint};
 pub use memory::{LookupError, MemoryTables};
-pub use solve::{Direction, Progress, SolveOptions, Solved, UNIT_SLOTS, generate, solve};
+pub use solve::{
+    Direction, LIST_FLOOR, Progress, SolveOptions, Solved, UNIT_SLOTS, generate, list_caps, solve,
+};
 
 use crate::rules::Position;
 use crate::table::{MAX_DISTANCE, Material, Metric, Value, resolve};
