@@ -247,14 +247,11 @@ impl<'a> DecodedTables<'a> {
         let decodes =
             Self::decoded_bytes(wdl.index.size(), file).is_some_and(|b| b <= self.max_bytes);
         let d = if decodes {
-            let wdls = [wdl.decode_wdl(0)?, wdl.decode_wdl(1)?];
+            // A `.wdl` symbol is the class + 2, a `WdlCell` unresolved.
+            let wdls = [wdl.decode_wdl_symbols(0)?, wdl.decode_wdl_symbols(1)?];
             let sides = if file == Metric::Wdl {
                 // Collected in place: same size.
-                Sides::Wdl(wdls.map(|w| {
-                    w.into_iter()
-                        .map(|w| AtomicU8::new(WdlCell::of(w)))
-                        .collect()
-                }))
+                Sides::Wdl(wdls.map(|w| w.into_iter().map(AtomicU8::new).collect()))
             } else {
                 // Values: the class from the `.wdl` file, the distance from this one.
                 let t = self.tb.table(key.0, file)?;
@@ -262,18 +259,18 @@ impl<'a> DecodedTables<'a> {
                     if !t.stores_side(s) {
                         return Ok(None);
                     }
-                    let w = &wdls[s];
-                    let values = t.decode_values(s, |i| w[i])?;
-                    Ok(Some(values.into_iter().map(Value::code).collect()))
+                    Ok(Some(t.decode_value_codes(s, &wdls[s])?))
                 };
                 let [white, black] = [codes(0)?, codes(1)?];
                 if white.is_none() && black.is_none() {
                     unreachable!("a file stores at least one side");
                 }
-                let side = |stored: Option<Vec<u16>>, wdl: &[Wdl]| match stored {
+                let side = |stored: Option<Vec<u16>>, wdl: &[u8]| match stored {
                     Some(codes) => DtwSide::Stored(codes),
                     // Draws are known from the `.wdl` file; the rest is searched when needed.
-                    None => DtwSide::Searched(SearchedSide::new(wdl)),
+                    None => DtwSide::Searched(SearchedSide::new(
+                        wdl.iter().map(|&s| WdlCell::value(s).wdl()),
+                    )),
                 };
                 Sides::Dtw([side(white, &wdls[0]), side(black, &wdls[1])])
             };

@@ -284,11 +284,40 @@ impl StoredTable {
 
     /// Every slot of one side of a `.wdl` file, decoded.
     pub fn decode_wdl(&self, side: usize) -> Result<Vec<Wdl>, StoreError> {
-        debug_assert_eq!(self.metric, Metric::Wdl);
-        self.raw_side(side)?
+        Ok(self
+            .decode_wdl_symbols(side)?
             .into_iter()
-            .map(|raw| wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw)))
-            .collect()
+            // Checked symbols: the default never stands in.
+            .map(|s| wdl_of_symbol(u16::from(s)).unwrap_or(Wdl::Draw))
+            .collect())
+    }
+
+    /// Every slot of one side of a `.wdl` file as its symbol, the class + 2 (0..=4, checked):
+    /// one byte a slot, each section decoded in one pass (the generator decodes its
+    /// dependencies so; [`StoredTable::decode_wdl`] widens them to [`Wdl`]).
+    pub fn decode_wdl_symbols(&self, side: usize) -> Result<Vec<u8>, StoreError> {
+        debug_assert_eq!(self.metric, Metric::Wdl);
+        let first = self.section_of(side)?;
+        let mut out: Vec<u8> = Vec::new();
+        for k in 0..self.per_side {
+            let part = if self.file.value_width() == 1 {
+                self.file.decode_section_u8(first + k)?
+            } else {
+                // Symbols above a byte are out of range: checked below.
+                let raw = self.file.decode_section(first + k)?;
+                raw.into_iter().map(|r| r.min(255) as u8).collect()
+            };
+            if let Some(&bad) = part.iter().find(|&&s| s > 4) {
+                return Err(self.bad_wdl(u16::from(bad)));
+            }
+            if out.is_empty() {
+                out = part;
+                out.reserve(self.index.size() as usize - out.len());
+            } else {
+                out.extend_from_slice(&part);
+            }
+        }
+        Ok(out)
     }
 
     /// Every slot of one side as values, from this `.dtz`/`.dtw` file and the same table's WDL
@@ -308,5 +337,35 @@ impl StoredTable {
                 w => value_of_distance(self.metric, w, d),
             })
             .collect())
+    }
+
+    /// [`StoredTable::decode_values`] as value codes ([`Value::code`]), the WDL given as the
+    /// symbols of [`StoredTable::decode_wdl_symbols`]: each section decoded in one pass.
+    pub fn decode_value_codes(&self, side: usize, wdl: &[u8]) -> Result<Vec<u16>, StoreError> {
+        debug_assert_ne!(self.metric, Metric::Wdl);
+        let size = self.index.size() as usize;
+        if wdl.len() != size {
+            return Err(self.corrupt(format!("{} WDL classes for {size} slots", wdl.len())));
+        }
+        let first = self.section_of(side)?;
+        let draw = Value::DRAW.code();
+        let mut out: Vec<u16> = Vec::with_capacity(size);
+        for k in 0..self.per_side {
+            let raw = self.file.decode_section(first + k)?;
+            let at = out.len();
+            let classes = wdl.get(at..at + raw.len()).ok_or_else(|| {
+                self.corrupt(format!("section {k} runs past the table's {size} slots"))
+            })?;
+            for (&r, &c) in raw.iter().zip(classes) {
+                let Some(&d) = self.distances.get(usize::from(r)) else {
+                    return Err(self.corrupt(format!("symbol {r} outside the value map")));
+                };
+                out.push(match wdl_of_symbol(u16::from(c)) {
+                    None | Some(Wdl::Draw) => draw,
+                    Some(w) => value_of_distance(self.metric, w, d).code(),
+                });
+            }
+        }
+        Ok(out)
     }
 }

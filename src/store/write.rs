@@ -639,6 +639,57 @@ mod tests {
     }
 
     #[test]
+    fn whole_sides_decode_to_the_values_written() {
+        // Every class, cursed wins and blessed losses included, at scrambled distances (none a
+        // short DTZ, which `.dtz` files leave to search), in every slot of KQvK.
+        let m = Material::parse("KQvK").unwrap();
+        let index = Index::new(m);
+        let size = index.size();
+        let value = |side: u64, i: u64| {
+            let h = (i ^ side << 40).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 50;
+            let d = 3 + (h % 190) as u16;
+            match h % 3 {
+                0 => Value::win(d),
+                1 => Value::loss(d),
+                _ => Value::DRAW,
+            }
+        };
+        let words = size.div_ceil(64) as usize;
+        let table = |metric| Table {
+            index: index.clone(),
+            metric,
+            values: [0, 1].map(|s| (0..size).map(|i| value(s, i).code()).collect()),
+            quiet: [vec![u64::MAX; words], vec![u64::MAX; words]],
+        };
+        let dir = std::env::temp_dir().join(format!("antitb-decode-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for metric in [Metric::Dtz, Metric::Dtw] {
+            write_table(&dir, &table(metric), &StoreOptions::default()).unwrap();
+        }
+        let open = |metric| {
+            let path = dir.join(file_name(m, metric));
+            StoredTable::open(&path, m, metric, &format::ReadOptions::default()).unwrap()
+        };
+        let (wdl, dtz, dtw) = (open(Metric::Wdl), open(Metric::Dtz), open(Metric::Dtw));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let mut sides = 0;
+        for side in 0..2 {
+            let symbols = wdl.decode_wdl_symbols(side).unwrap();
+            let classes: Vec<u8> = (0..size)
+                .map(|i| (value(side as u64, i).wdl().to_i8() + 2) as u8)
+                .collect();
+            assert!(symbols == classes, "WDL of side {side}");
+            let codes: Vec<u16> = (0..size).map(|i| value(side as u64, i).code()).collect();
+            for t in [&dtz, &dtw].into_iter().filter(|t| t.stores_side(side)) {
+                let got = t.decode_value_codes(side, &symbols).unwrap();
+                assert!(got == codes, "{:?} of side {side}", t.metric);
+                sides += 1;
+            }
+        }
+        assert_eq!(sides, 2, "each file stores one side");
+    }
+
+    #[test]
     fn a_dtw_file_keeps_the_side_that_compresses_smaller() {
         // Distances in a long-period scramble against one distance throughout: whichever side
         // holds the scramble is left out.

@@ -23,10 +23,10 @@ pub struct SearchedSide(Vec<AtomicU16>);
 
 impl SearchedSide {
     /// A side with the classes `wdl` (one per slot): its draws are known, the rest not yet.
-    pub fn new(wdl: &[Wdl]) -> SearchedSide {
+    pub fn new(wdl: impl IntoIterator<Item = Wdl>) -> SearchedSide {
         SearchedSide(
-            wdl.iter()
-                .map(|&w| {
+            wdl.into_iter()
+                .map(|w| {
                     AtomicU16::new(if w == Wdl::Draw {
                         Value::DRAW.code()
                     } else if w.is_loss() {
@@ -82,7 +82,7 @@ mod tests {
 
     #[test]
     fn draws_are_known_and_the_rest_is_found_once() {
-        let s = SearchedSide::new(&[Wdl::Draw, Wdl::Win, Wdl::Loss]);
+        let s = SearchedSide::new([Wdl::Draw, Wdl::Win, Wdl::Loss]);
         assert_eq!(s.get(0), Some(Value::DRAW));
         assert_eq!(s.get(1), None);
         assert_eq!(s.get(2), None);

@@ -206,7 +206,7 @@ pub(super) fn decode(table: &StoredTable, wdl: Option<&Decoded>) -> Result<Decod
                 Ok(if table.stores_side(s) {
                     Side::Values(table.decode_values(s, |i| w[s][i])?)
                 } else if table.metric == Metric::Dtw {
-                    Side::Searched(SearchedSide::new(&w[s]))
+                    Side::Searched(SearchedSide::new(w[s].iter().copied()))
                 } else {
                     Side::Values(vec![Value::DRAW; table.index.size() as usize])
                 })
