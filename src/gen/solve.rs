@@ -602,17 +602,11 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         })
     }
 
-    /// Whether a position reached by a quiet pawn move is won, drawn or lost (`W(1)`, `D`,
-    /// `L(1)`), read as [`TableSolve::child_value`] reads values: a read of classes only,
-    /// for skipping the moves that cannot be best before their values are looked up.
-    fn child_outcome(
-        &self,
-        child: &Position,
-        cache: &mut FrameCache,
-    ) -> Result<Value, GenError<S::Error>> {
-        if self.in_finished_unit(child) {
-            return Ok(self.finished_value(child, cache)?.outcome());
-        }
+    /// Whether a position reached by a quiet pawn move, not in a finished unit of this table
+    /// ([`TableSolve::in_finished_unit`]), is won, drawn or lost (`W(1)`, `D`, `L(1)`),
+    /// resolving captures by search: a read of classes only, for skipping the moves that
+    /// cannot be best before their values are looked up.
+    fn child_outcome(&self, child: &Position) -> Result<Value, GenError<S::Error>> {
         resolve(child, Metric::Wdl, &mut |p: &Position| {
             self.source
                 .outcome(p, self.metric)
@@ -854,6 +848,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             s = e;
         }
         let window = Window::new(t.metric, t.opts.window);
+        let (total_cap, level_cap) = list_caps(len, t.opts.list_floor);
         UnitSolver {
             t,
             unit,
@@ -870,8 +865,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 counts: Vec::new(),
                 undecided: 0,
                 total: 0,
-                total_cap: list_caps(len, t.opts.list_floor).0 as usize,
-                level_cap: list_caps(len, t.opts.list_floor).1 as usize,
+                total_cap: total_cap as usize,
+                level_cap: level_cap as usize,
             }),
             spills: Vec::new(),
             chunks,
@@ -1015,14 +1010,21 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             for m in list.iter() {
                                 if m.role == Role::Pawn {
                                     let child = pos.after(m);
-                                    if won && !t.child_outcome(&child, cache)?.is_loss() {
+                                    // Outside this table a class read spares the search of a
+                                    // distance that cannot be best; in it, the value is read
+                                    // as cheaply as the class.
+                                    let v = if t.in_finished_unit(&child) {
+                                        Some(t.finished_value(&child, cache)?)
+                                    } else if won && !t.child_outcome(&child)?.is_loss() {
+                                        None
+                                    } else {
+                                        Some(t.child_value(&child, cache)?)
+                                    };
+                                    let v = match v {
+                                        Some(v) if !won || v.is_loss() => t.metric.zeroing(v),
                                         // Not better than a draw (below).
-                                        baseline = Some(
-                                            baseline.map_or(Value::DRAW, |b| b.max(Value::DRAW)),
-                                        );
-                                        continue;
-                                    }
-                                    let v = t.metric.zeroing(t.child_value(&child, cache)?);
+                                        _ => Value::DRAW,
+                                    };
                                     baseline = Some(baseline.map_or(v, |b| b.max(v)));
                                 } else {
                                     others += 1;

@@ -2,7 +2,7 @@
 //! decoded to WDL or distances.
 
 use super::write::{SECTION_VALUES, sections_per_side};
-use super::{SHORT_BY_SEARCH, StoreError, value_of_distance, wdl_of_symbol};
+use super::{SHORT_BY_SEARCH, StoreError, value_of_distance, wdl_of_symbol, wdl_symbol};
 use crate::format::{self, TableFile};
 use crate::table::index::INDEX_SCHEME;
 use crate::table::{Index, MAX_DISTANCE, Material, Metric, Value, Wdl};
@@ -310,6 +310,8 @@ impl StoredTable {
             if let Some(&bad) = part.iter().find(|&&s| s > 4) {
                 return Err(self.bad_wdl(u16::from(bad)));
             }
+            // A side of one section (every table up to four pieces) is that section's
+            // buffer, not a copy of it.
             if out.is_empty() {
                 out = part;
                 out.reserve(self.index.size() as usize - out.len());
@@ -329,13 +331,13 @@ impl StoredTable {
         side: usize,
         wdl: impl Fn(usize) -> Wdl,
     ) -> Result<Vec<Value>, StoreError> {
-        let d = self.decode_side(side)?;
-        Ok(d.iter()
-            .enumerate()
-            .map(|(i, &d)| match wdl(i) {
-                Wdl::Draw => Value::DRAW,
-                w => value_of_distance(self.metric, w, d),
-            })
+        let symbols: Vec<u8> = (0..self.index.size() as usize)
+            .map(|i| wdl_symbol(wdl(i)))
+            .collect();
+        Ok(self
+            .decode_value_codes(side, &symbols)?
+            .into_iter()
+            .map(Value)
             .collect())
     }
 
