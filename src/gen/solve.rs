@@ -68,8 +68,6 @@ pub mod state {
     pub const PEND_WIN_FAR: u8 = 11;
     /// Undecided (DTZ); its best zeroing move is a cursed win `W(101)`.
     pub const PEND_W101: u8 = 12;
-    /// A quiet position not initialised yet.
-    pub const UNINIT: u8 = 13;
     /// First window code.
     pub const WINDOW: u8 = 16;
 }
@@ -443,7 +441,6 @@ pub fn solve<S: TableSource + ?Sized>(
         let mut s = UnitSolver::new(&table, unit);
         s.init()?;
         report("init", u, 0);
-        s.init_quiet()?;
         s.init_frontier();
         s.levels(&|level| report("levels", u, level))?;
         s.finish()?;
@@ -901,151 +898,139 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         }
     }
 
-    /// Phase 1: invalid slots, and positions with a capture (decided from smaller tables).
+    /// Phases 1 and 2, in one pass over the unit: invalid slots; positions with a capture,
+    /// decided from smaller tables; quiet positions, marked, with their baselines and
+    /// stalemates ([`UnitSolver::first_code`]).
     fn init(&self) -> Result<(), GenError<S::Error>> {
         let t = self.t;
-        self.chunks.par_iter().try_for_each(|r| {
-            let mut lead = LeadCache::default();
-            let mut last = None;
-            for local in r.clone() {
-                let global = self.unit.global(local);
-                let pl = t.index.placement_after(&mut last, global, &mut lead);
-                let valid = t.index.is_canonical(&pl, global);
-                for side in 0..2 {
-                    let draw = t.hint.is_some_and(|h| h.class(side, global) == Class::Draw);
-                    let code = match valid.then(|| t.index.position_of(side, &pl)) {
-                        None => state::INVALID,
-                        // A capture position's value would be searched, a quiet one's
-                        // baseline found: a known draw needs neither.
-                        Some(pos) if draw => {
-                            if !pos.has_capture() {
-                                self.mark_quiet(side, local);
-                            }
-                            state::DRAW
-                        }
-                        Some(pos) if pos.has_capture() => {
-                            let won = t.metric == Metric::Dtw
-                                && t.hint.is_some_and(|h| h.class(side, global) == Class::Win);
-                            let v = if won {
-                                t.winning_captures_value(&pos)?
-                            } else {
-                                resolve_with(
-                                    &pos,
-                                    t.metric,
-                                    &mut |p: &Position| {
-                                        t.source.stored_value(p, t.metric).map_err(GenError::Source)
-                                    },
-                                    &mut |p: &Position| {
-                                        t.source
-                                            .capture_value(p, t.metric)
-                                            .map_err(GenError::Source)
-                                    },
-                                )?
-                            };
-                            self.note_distance(v);
-                            self.window.decided(v)
-                        }
-                        // Without pawns a quiet position has no zeroing move: it waits for
-                        // the levels, unless it has no move at all (phase 2 without its
-                        // moves' list).
-                        Some(pos) if !t.material.has_pawns() => {
-                            self.mark_quiet(side, local);
-                            if !pos.has_quiet_move() {
-                                self.window.decided(Value::win(0))
-                            } else if t.hint.is_some_and(|h| h.class(side, global) == Class::Win) {
-                                // A known win is never a loss candidate (as in phase 2).
-                                state::PEND_DRAW
-                            } else {
-                                state::PEND_NONE
-                            }
-                        }
-                        Some(_) => {
-                            self.mark_quiet(side, local);
-                            state::UNINIT
-                        }
-                    };
-                    self.set(side, local, code);
-                }
-            }
-            Ok(())
-        })
-    }
-
-    /// Phase 2: baselines of the quiet positions; stalemates. Without pawns phase 1 did it.
-    fn init_quiet(&self) -> Result<(), GenError<S::Error>> {
-        let t = self.t;
-        if !t.material.has_pawns() {
-            return Ok(());
-        }
-        let w = self.window;
-        self.chunks
-            .par_iter()
-            .try_for_each_init(FrameCache::default, |cache, r| {
-                let mut list = MoveList::new();
+        self.chunks.par_iter().try_for_each_init(
+            // The frame cache (for pawn pushes into finished units) is made on first use.
+            || (MoveList::new(), None),
+            |(list, cache), r| {
                 let mut lead = LeadCache::default();
                 let mut last = None;
                 for local in r.clone() {
-                    let uninit = [0, 1].map(|side| self.load(side, local) == state::UNINIT);
-                    if uninit == [false; 2] {
-                        continue;
-                    }
                     let global = self.unit.global(local);
                     // One placement for both sides, a step from the last where it can be.
                     let pl = t.index.placement_after(&mut last, global, &mut lead);
-                    for side in (0..2).filter(|&side| uninit[side]) {
-                        let pos = t.index.position_of(side, &pl);
-                        list.clear();
-                        pos.quiet_moves(&mut list);
-                        let code = if list.is_empty() {
-                            // Stalemate: the side to move has won.
-                            w.decided(Value::win(0))
+                    let valid = t.index.is_canonical(&pl, global);
+                    for side in 0..2 {
+                        let code = if valid {
+                            let pos = t.index.position_of(side, &pl);
+                            self.first_code(&pos, side, local, global, list, cache)?
                         } else {
-                            // A known win needs only the pawn moves that keep it, and only
-                            // in DTW does the distance of such a move need a search: the
-                            // others are left out by their class.
-                            let won = t.metric == Metric::Dtw
-                                && t.hint.is_some_and(|h| h.class(side, global) == Class::Win);
-                            let mut baseline: Option<Value> = None;
-                            let mut others = 0;
-                            for m in list.iter() {
-                                if m.role == Role::Pawn {
-                                    let child = pos.after(m);
-                                    // Outside this table a class read spares the search of a
-                                    // distance that cannot be best; in it, the value is read
-                                    // as cheaply as the class.
-                                    let v = if t.in_finished_unit(&child) {
-                                        Some(t.finished_value(&child, cache)?)
-                                    } else if won && !t.child_outcome(&child)?.is_loss() {
-                                        None
-                                    } else {
-                                        Some(t.child_value(&child, cache)?)
-                                    };
-                                    let v = match v {
-                                        Some(v) if !won || v.is_loss() => t.metric.zeroing(v),
-                                        // Not better than a draw (below).
-                                        _ => Value::DRAW,
-                                    };
-                                    baseline = Some(baseline.map_or(v, |b| b.max(v)));
-                                } else {
-                                    others += 1;
-                                }
-                            }
-                            if let Some(b) = baseline {
-                                self.note_distance(b);
-                            }
-                            match self.pending_code(baseline, others == 0) {
-                                // A known win is never a loss candidate: waiting as for a
-                                // drawn baseline, it can only become a win (the hint is
-                                // given to DTW solves only, so this is `won`).
-                                state::PEND_NONE | state::PEND_LOSS if won => state::PEND_DRAW,
-                                c => c,
-                            }
+                            state::INVALID
                         };
                         self.set(side, local, code);
                     }
                 }
-                Ok::<(), GenError<S::Error>>(())
-            })
+                Ok(())
+            },
+        )
+    }
+
+    /// The code the valid position `pos` (slot `local`, side to move `side`) has before the
+    /// levels; a quiet one is marked. A position with a capture is decided as the best of its
+    /// captures, all of which leave the table. A quiet one waits for the levels with its
+    /// baseline, its best zeroing move (pawn pushes into finished units, promotions into
+    /// other tables), unless it has no other move, or no move at all (a stalemate, won).
+    fn first_code(
+        &self,
+        pos: &Position,
+        side: usize,
+        local: u64,
+        global: u64,
+        list: &mut MoveList,
+        cache: &mut Option<FrameCache>,
+    ) -> Result<u8, GenError<S::Error>> {
+        let t = self.t;
+        let w = self.window;
+        let class = t.hint.map(|h| h.class(side, global));
+        // Only a DTW solve is given the classes; a known win needs only the moves that keep it.
+        let won = t.metric == Metric::Dtw && class == Some(Class::Win);
+        let capture = pos.has_capture();
+        if !capture {
+            self.mark_quiet(side, local);
+        }
+        if class == Some(Class::Draw) {
+            // A capture position's value would be searched, a quiet one's baseline found: a
+            // known draw needs neither.
+            return Ok(state::DRAW);
+        }
+        if capture {
+            let v = if won {
+                t.winning_captures_value(pos)?
+            } else {
+                resolve_with(
+                    pos,
+                    t.metric,
+                    &mut |p: &Position| {
+                        t.source.stored_value(p, t.metric).map_err(GenError::Source)
+                    },
+                    &mut |p: &Position| {
+                        t.source
+                            .capture_value(p, t.metric)
+                            .map_err(GenError::Source)
+                    },
+                )?
+            };
+            self.note_distance(v);
+            return Ok(w.decided(v));
+        }
+        if !t.material.has_pawns() {
+            // Without pawns a quiet position has no zeroing move: it waits for the levels,
+            // unless it has no move at all (without its moves' list).
+            return Ok(if !pos.has_quiet_move() {
+                w.decided(Value::win(0))
+            } else if class == Some(Class::Win) {
+                // A known win is never a loss candidate (as below).
+                state::PEND_DRAW
+            } else {
+                state::PEND_NONE
+            });
+        }
+        list.clear();
+        pos.quiet_moves(list);
+        if list.is_empty() {
+            // Stalemate: the side to move has won.
+            return Ok(w.decided(Value::win(0)));
+        }
+        let cache = cache.get_or_insert_with(FrameCache::default);
+        // In DTW only does the distance of a pawn move that keeps a known win need a search:
+        // the others are left out by their class.
+        let mut baseline: Option<Value> = None;
+        let mut others = 0;
+        for m in list.iter() {
+            if m.role == Role::Pawn {
+                let child = pos.after(m);
+                // Outside this table a class read spares the search of a distance that cannot
+                // be best; in it, the value is read as cheaply as the class.
+                let v = if t.in_finished_unit(&child) {
+                    Some(t.finished_value(&child, cache)?)
+                } else if won && !t.child_outcome(&child)?.is_loss() {
+                    None
+                } else {
+                    Some(t.child_value(&child, cache)?)
+                };
+                let v = match v {
+                    Some(v) if !won || v.is_loss() => t.metric.zeroing(v),
+                    // Not better than a draw (below).
+                    _ => Value::DRAW,
+                };
+                baseline = Some(baseline.map_or(v, |b| b.max(v)));
+            } else {
+                others += 1;
+            }
+        }
+        if let Some(b) = baseline {
+            self.note_distance(b);
+        }
+        Ok(match self.pending_code(baseline, others == 0) {
+            // A known win is never a loss candidate: waiting as for a drawn baseline, it can
+            // only become a win.
+            state::PEND_NONE | state::PEND_LOSS if won => state::PEND_DRAW,
+            c => c,
+        })
     }
 
     /// The code of a quiet position given its best zeroing move (`decided`: it has no other
