@@ -38,6 +38,8 @@ use std::time::{Duration, Instant};
 
 /// Slots per parallel work item (a multiple of 64).
 const CHUNK: u64 = 4096;
+// The first pass writes a chunk's quiet bits as whole words.
+const _: () = assert!(CHUNK.is_multiple_of(64));
 /// Frontier entries per parallel work item.
 const LIST_CHUNK: usize = 1024;
 /// Slots a scan reads in the time one position's moves are visited, for
@@ -881,11 +883,6 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     }
 
     #[inline]
-    fn mark_quiet(&self, side: usize, local: u64) {
-        self.quiet[side][(local / 64) as usize].fetch_or(1 << (local % 64), Relaxed);
-    }
-
-    #[inline]
     fn is_quiet(&self, side: usize, local: u64) -> bool {
         self.quiet[side][(local / 64) as usize].load(Relaxed) >> (local % 64) & 1 != 0
     }
@@ -893,8 +890,11 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     /// Note the largest distance of a value decided outside the levels.
     #[inline]
     fn note_distance(&self, v: Value) {
-        if !v.is_draw() {
-            self.max_level.fetch_max(u32::from(v.distance()), Relaxed);
+        // Read first: most values are no farther, and a read leaves the line shared where a
+        // write would take it from the other threads.
+        let d = u32::from(v.distance());
+        if !v.is_draw() && d > self.max_level.load(Relaxed) {
+            self.max_level.fetch_max(d, Relaxed);
         }
     }
 
@@ -909,19 +909,30 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             |(list, cache), r| {
                 let mut lead = LeadCache::default();
                 let mut last = None;
+                // The quiet bits of the current 64 slots: a chunk starts and ends a word (but
+                // for the unit's last), so the word is written whole, once.
+                let mut quiet = [0u64; 2];
                 for local in r.clone() {
                     let global = self.unit.global(local);
                     // One placement for both sides, a step from the last where it can be.
                     let pl = t.index.placement_after(&mut last, global, &mut lead);
                     let valid = t.index.is_canonical(&pl, global);
-                    for side in 0..2 {
+                    for (side, bits) in quiet.iter_mut().enumerate() {
                         let code = if valid {
                             let pos = t.index.position_of(side, &pl);
-                            self.first_code(&pos, side, local, global, list, cache)?
+                            let capture = pos.has_capture();
+                            *bits |= u64::from(!capture) << (local % 64);
+                            self.first_code(&pos, capture, side, global, list, cache)?
                         } else {
                             state::INVALID
                         };
                         self.set(side, local, code);
+                    }
+                    if local % 64 == 63 || local + 1 == r.end {
+                        for (side, bits) in quiet.iter_mut().enumerate() {
+                            self.quiet[side][(local / 64) as usize].store(*bits, Relaxed);
+                            *bits = 0;
+                        }
                     }
                 }
                 Ok(())
@@ -929,16 +940,16 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         )
     }
 
-    /// The code the valid position `pos` (slot `local`, side to move `side`) has before the
-    /// levels; a quiet one is marked. A position with a capture is decided as the best of its
+    /// The code the valid position `pos` (side to move `side`, slot `global`; whether it has
+    /// a `capture`) has before the levels. A position with a capture is decided as the best of its
     /// captures, all of which leave the table. A quiet one waits for the levels with its
     /// baseline, its best zeroing move (pawn pushes into finished units, promotions into
     /// other tables), unless it has no other move, or no move at all (a stalemate, won).
     fn first_code(
         &self,
         pos: &Position,
+        capture: bool,
         side: usize,
-        local: u64,
         global: u64,
         list: &mut MoveList,
         cache: &mut Option<FrameCache>,
@@ -948,10 +959,6 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let class = t.hint.map(|h| h.class(side, global));
         // Only a DTW solve is given the classes; a known win needs only the moves that keep it.
         let won = t.metric == Metric::Dtw && class == Some(Class::Win);
-        let capture = pos.has_capture();
-        if !capture {
-            self.mark_quiet(side, local);
-        }
         if class == Some(Class::Draw) {
             // A capture position's value would be searched, a quiet one's baseline found: a
             // known draw needs neither.
