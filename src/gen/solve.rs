@@ -582,8 +582,7 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
     }
 
     /// Value of a position reached by a quiet pawn move: of this table in a finished unit
-    /// (read as it is, [`TableSolve::in_finished_unit`]), or of another table or with an
-    /// en-passant capture, resolving captures by search.
+    /// (read as it is, [`TableSolve::in_finished_unit`]), or [`TableSolve::searched_value`].
     fn child_value(
         &self,
         child: &Position,
@@ -592,19 +591,24 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         if self.in_finished_unit(child) {
             return self.finished_value(child, cache);
         }
-        // Captures and promotions leave this table for good: every position searched below
-        // is another table's.
-        resolve(child, self.metric, &mut |p: &Position| {
+        self.searched_value(child)
+    }
+
+    /// Value of a position not in a finished unit of this table (of another table, with an
+    /// en-passant capture, or with a capture), resolving captures by search: captures and
+    /// promotions leave this table for good, so every position searched is another table's.
+    fn searched_value(&self, pos: &Position) -> Result<Value, GenError<S::Error>> {
+        resolve(pos, self.metric, &mut |p: &Position| {
             self.source
                 .stored_value(p, self.metric)
                 .map_err(GenError::Source)
         })
     }
 
-    /// Whether a position reached by a quiet pawn move, not in a finished unit of this table
-    /// ([`TableSolve::in_finished_unit`]), is won, drawn or lost (`W(1)`, `D`, `L(1)`),
-    /// resolving captures by search: a read of classes only, for skipping the moves that
-    /// cannot be best before their values are looked up.
+    /// Whether a position not in a finished unit of this table (as for
+    /// [`TableSolve::searched_value`]) is won, drawn or lost (`W(1)`, `D`, `L(1)`), resolving
+    /// captures by search: a read of classes only, for skipping the moves that cannot be best
+    /// before their values are looked up.
     fn child_outcome(&self, child: &Position) -> Result<Value, GenError<S::Error>> {
         resolve(child, Metric::Wdl, &mut |p: &Position| {
             self.source
@@ -617,27 +621,15 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
     /// losses, found by their classes first ([`TableSource::outcome`]), so that the others'
     /// distances are never searched.
     fn winning_captures_value(&self, pos: &Position) -> Result<Value, GenError<S::Error>> {
-        let mut lookup = |p: &Position| {
-            self.source
-                .stored_value(p, self.metric)
-                .map_err(GenError::Source)
-        };
         let mut list = MoveList::new();
         pos.captures(&mut list);
         let mut best: Option<Value> = None;
         for m in list.iter() {
             let child = pos.after(m);
-            let outcome = resolve(&child, Metric::Wdl, &mut |p: &Position| {
-                self.source
-                    .outcome(p, self.metric)
-                    .map_err(GenError::Source)
-            })?;
-            if !outcome.is_loss() {
+            if !self.child_outcome(&child)?.is_loss() {
                 continue;
             }
-            let v = self
-                .metric
-                .zeroing(resolve(&child, self.metric, &mut lookup)?);
+            let v = self.metric.zeroing(self.searched_value(&child)?);
             best = Some(best.map_or(v, |b| b.max(v)));
         }
         // The WDL solve found a win: one of its captures keeps it, unless a table disagrees.
@@ -659,11 +651,7 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         cache: &mut FrameCache,
     ) -> Result<Option<Value>, GenError<S::Error>> {
         if pos.has_capture() {
-            return Ok(Some(resolve(pos, self.metric, &mut |p: &Position| {
-                self.source
-                    .stored_value(p, self.metric)
-                    .map_err(GenError::Source)
-            })?));
+            return Ok(Some(self.searched_value(pos)?));
         }
         let mut list = MoveList::new();
         pos.quiet_moves(&mut list);
@@ -1017,7 +1005,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 } else if won && !t.child_outcome(&child)?.is_loss() {
                     None
                 } else {
-                    Some(t.child_value(&child, cache)?)
+                    Some(t.searched_value(&child)?)
                 };
                 let v = match v {
                     Some(v) if !won || v.is_loss() => t.metric.zeroing(v),
