@@ -155,7 +155,8 @@ impl SearchedSlots {
 /// A [`TableSource`] over a [`Tablebase`] that keeps small tables decoded in memory.
 pub struct DecodedTables<'a> {
     tb: &'a Tablebase,
-    /// Tables decoded up front ([`DecodedTables::preload`]): read without a lock.
+    /// Tables decoded up front ([`DecodedTables::preload`]): read without a lock, each under
+    /// both colour orientations of its material (the other caches: canonical only).
     fixed: Cache,
     /// Tables not preloaded, decoded on first use while their bytes fit
     /// [`DecodedTables::FAR_BYTES`] (read through the files otherwise), and those bytes.
@@ -234,7 +235,10 @@ impl<'a> DecodedTables<'a> {
         let file = metric.zeroing_file();
         for &m in materials {
             let d = self.decoded(m, file)?;
-            self.fixed.insert((m.canonical(), file), d);
+            // Under both colour orientations, so that a lookup need not make its material
+            // canonical.
+            self.fixed.insert((m.swapped(), file), d.clone());
+            self.fixed.insert((m, file), d);
         }
         Ok(())
     }
@@ -348,12 +352,17 @@ impl DecodedTables<'_> {
     /// its table in metric `file` (read as a build in that file reads it): a read of its
     /// class, never a search.
     fn outcome_in(&self, pos: &Position, file: Metric) -> Result<Value, ProbeError> {
-        self.in_source(pos, file, |source| {
+        self.in_source(pos, file, |source, m| {
             let d = match source {
                 Source::Decoded(d) => d,
-                Source::Files(f) => return Ok(self.value_in_files(f, pos, Metric::Wdl)?.outcome()),
+                Source::Files(f) => {
+                    return Ok(self.value_in_files(f, pos, m, Metric::Wdl)?.outcome());
+                }
             };
-            let (side, idx) = d.index.encode(pos).expect("material matches its table");
+            let (side, idx) = d
+                .index
+                .encode_as(pos, m)
+                .expect("material matches its table");
             let idx = idx as usize;
             Ok(match &d.sides {
                 Sides::Wdl(s) => WdlCell::value(s[side][idx].load(Ordering::Relaxed)).outcome(),
@@ -365,26 +374,29 @@ impl DecodedTables<'_> {
         })
     }
 
-    /// `f` of how the table of `pos` in metric `file` is read: preloaded (no lock), or
-    /// [`DecodedTables::far_source`].
+    /// `f` of how the table of `pos` in metric `file` is read (preloaded, without a lock, or
+    /// [`DecodedTables::far_source`]) and of the material of `pos` (as it stands).
     #[inline]
     fn in_source<T>(
         &self,
         pos: &Position,
         file: Metric,
-        f: impl FnOnce(&Source) -> Result<T, ProbeError>,
+        f: impl FnOnce(&Source, Material) -> Result<T, ProbeError>,
     ) -> Result<T, ProbeError> {
         let m = Material::of_position(pos);
-        match self.fixed.get(&(m.canonical(), file)) {
-            Some(source) => f(source),
-            None => f(&self.far_source(m, file)?),
+        match self.fixed.get(&(m, file)) {
+            Some(source) => f(source, m),
+            None => f(&self.far_source(m, file)?, m),
         }
     }
 
-    /// The value of `pos` in its decoded table `d`.
+    /// The value of `pos` (of material `m`) in its decoded table `d`.
     #[inline]
-    fn value_in(&self, d: &Decoded, pos: &Position) -> Result<Value, ProbeError> {
-        let (side, idx) = d.index.encode(pos).expect("material matches its table");
+    fn value_in(&self, d: &Decoded, pos: &Position, m: Material) -> Result<Value, ProbeError> {
+        let (side, idx) = d
+            .index
+            .encode_as(pos, m)
+            .expect("material matches its table");
         match d.value(side, idx as usize) {
             Some(v) => Ok(v),
             None => self.search_dtw(d, side, idx as usize, pos),
@@ -428,18 +440,22 @@ impl DecodedTables<'_> {
         Ok(d)
     }
 
-    /// The value of `pos` in metric `file`, read through its table's files. A slot of the side
-    /// a `.dtw` file leaves out is found by one ply of search whose lookups go through `self`
-    /// (the decoded tables, and the slots searched so far), and kept in the table's searched
-    /// slots while [`DecodedTables::SEARCHED_SLOTS`] allows.
+    /// The value of `pos` (of material `m`) in metric `file`, read through its table's files.
+    /// A slot of the side a `.dtw` file leaves out is found by one ply of search whose lookups
+    /// go through `self` (the decoded tables, and the slots searched so far), and kept in the
+    /// table's searched slots while [`DecodedTables::SEARCHED_SLOTS`] allows.
     fn value_in_files(
         &self,
         files: &Files,
         pos: &Position,
+        m: Material,
         file: Metric,
     ) -> Result<Value, ProbeError> {
         let wdl = &files.wdl;
-        let (side, idx) = wdl.index.encode(pos).expect("material matches its table");
+        let (side, idx) = wdl
+            .index
+            .encode_as(pos, m)
+            .expect("material matches its table");
         let w = wdl.wdl(side, idx)?;
         let t = match (file, &files.dtw) {
             (Metric::Wdl, _) => return Ok(w.as_value()),
@@ -471,18 +487,22 @@ impl DecodedTables<'_> {
         Ok(v)
     }
 
-    /// The value in `metric` of `pos`, whose side to move can capture, in its table `source`:
-    /// kept in a decoded `.wdl` table once resolved, searched otherwise.
+    /// The value in `metric` of `pos` (of material `m`), whose side to move can capture, in its
+    /// table `source`: kept in a decoded `.wdl` table once resolved, searched otherwise.
     fn capture_value_from(
         &self,
         source: &Source,
         pos: &Position,
+        m: Material,
         metric: Metric,
     ) -> Result<Value, ProbeError> {
         if let Source::Decoded(d) = source
             && let Sides::Wdl(s) = &d.sides
         {
-            let (side, idx) = d.index.encode(pos).expect("material matches its table");
+            let (side, idx) = d
+                .index
+                .encode_as(pos, m)
+                .expect("material matches its table");
             let cell = &s[side][idx as usize];
             let b = cell.load(Ordering::Relaxed);
             if b & WdlCell::RESOLVED != 0 {
@@ -503,17 +523,18 @@ impl DecodedTables<'_> {
         })
     }
 
-    /// The value of `pos` in metric `file`, read as `source` says.
+    /// The value of `pos` (of material `m`) in metric `file`, read as `source` says.
     #[inline]
     fn value_from(
         &self,
         source: &Source,
         pos: &Position,
+        m: Material,
         file: Metric,
     ) -> Result<Value, ProbeError> {
         match source {
-            Source::Decoded(d) => self.value_in(d, pos),
-            Source::Files(files) => self.value_in_files(files, pos, file),
+            Source::Decoded(d) => self.value_in(d, pos, m),
+            Source::Files(files) => self.value_in_files(files, pos, m, file),
         }
     }
 }
@@ -523,7 +544,7 @@ impl TableSource for DecodedTables<'_> {
 
     fn stored_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
         let file = metric.zeroing_file();
-        self.in_source(pos, file, |source| self.value_from(source, pos, file))
+        self.in_source(pos, file, |source, m| self.value_from(source, pos, m, file))
     }
 
     fn outcome(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
@@ -531,8 +552,8 @@ impl TableSource for DecodedTables<'_> {
     }
 
     fn capture_value(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
-        self.in_source(pos, metric.zeroing_file(), |source| {
-            self.capture_value_from(source, pos, metric)
+        self.in_source(pos, metric.zeroing_file(), |source, m| {
+            self.capture_value_from(source, pos, m, metric)
         })
     }
 }

@@ -904,10 +904,14 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                     let global = self.unit.global(local);
                     // One placement for both sides, a step from the last where it can be.
                     let pl = t.index.placement_after(&mut last, global, &mut lead);
-                    let valid = t.index.is_canonical(&pl, global);
+                    // Both sides' positions share the board.
+                    let board = t
+                        .index
+                        .is_canonical(&pl, global)
+                        .then(|| t.index.board_of(&pl));
                     for (side, bits) in quiet.iter_mut().enumerate() {
-                        let code = if valid {
-                            let pos = t.index.position_of(side, &pl);
+                        let code = if let Some(board) = board {
+                            let pos = Index::position_on(side, board);
                             let capture = pos.has_capture();
                             *bits |= u64::from(!capture) << (local % 64);
                             self.first_code(&pos, capture, side, global, list, cache)?

@@ -1536,7 +1536,14 @@ impl Index {
     /// if the material does not match. En-passant rights are ignored.
     #[inline]
     pub fn encode(&self, pos: &Position) -> Option<(usize, u64)> {
-        let mat = Material::of_position(pos);
+        self.encode_as(pos, Material::of_position(pos))
+    }
+
+    /// [`Index::encode`] of a position whose material (as it stands, not made canonical) the
+    /// caller has found already: `mat` must be [`Material::of_position`] of `pos`.
+    #[inline]
+    pub fn encode_as(&self, pos: &Position, mat: Material) -> Option<(usize, u64)> {
+        debug_assert_eq!(mat, Material::of_position(pos));
         let (board, turn) = if mat == self.material {
             (*pos.board(), pos.turn())
         } else if mat.swapped() == self.material {
@@ -1568,10 +1575,23 @@ impl Index {
     /// The position of a placement.
     #[inline]
     pub fn position_of(&self, side: usize, pl: &Placement) -> Position {
+        Self::position_on(side, self.board_of(pl))
+    }
+
+    /// The board of a placement: the same for both sides to move, so that a caller that needs
+    /// both positions ([`Index::position_on`]) places the pieces once.
+    #[inline]
+    pub fn board_of(&self, pl: &Placement) -> Board {
         let mut board = Board::empty();
-        for (j, &s) in pl.squares[..self.pieces].iter().enumerate() {
-            board.put(Square::new(u32::from(s)), self.digits[j]);
+        for (&s, &piece) in pl.squares[..self.pieces].iter().zip(&self.digits) {
+            board.put(Square::new(u32::from(s)), piece);
         }
+        board
+    }
+
+    /// The position of a placement's `board` ([`Index::board_of`]) with side `side` to move.
+    #[inline]
+    pub fn position_on(side: usize, board: Board) -> Position {
         let turn = if side == 0 {
             Color::White
         } else {
