@@ -897,6 +897,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             |(list, cache), r| {
                 let mut lead = LeadCache::default();
                 let mut last = None;
+                let mut last_board = None;
                 // The quiet bits of the current 64 slots: a chunk starts and ends a word (but
                 // for the unit's last), so the word is written whole, once.
                 let mut quiet = [0u64; 2];
@@ -908,7 +909,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                     let board = t
                         .index
                         .is_canonical(&pl, global)
-                        .then(|| t.index.board_of(&pl));
+                        .then(|| t.index.board_after(&mut last_board, &pl));
                     for (side, bits) in quiet.iter_mut().enumerate() {
                         let code = if let Some(board) = board {
                             let pos = Index::position_on(side, board);

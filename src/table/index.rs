@@ -1589,6 +1589,31 @@ impl Index {
         board
     }
 
+    /// [`Index::board_of`] `pl`, a step from the board of the placement taken before (kept in
+    /// `last` for the next call): in a scan, where mostly one piece moves from one slot to the
+    /// next, only the pieces that moved are placed again.
+    #[inline]
+    pub fn board_after(&self, last: &mut Option<([u8; 16], Board)>, pl: &Placement) -> Board {
+        let board = match last {
+            Some((squares, board)) => {
+                let mut b = *board;
+                let k = self.pieces;
+                let moved = |j: &usize| squares[*j] != pl.squares[*j];
+                // All cleared before any is put: a piece may move to a square another left.
+                for j in (0..k).filter(moved) {
+                    b.clear(Square::new(u32::from(squares[j])));
+                }
+                for j in (0..k).filter(moved) {
+                    b.put(Square::new(u32::from(pl.squares[j])), self.digits[j]);
+                }
+                b
+            }
+            None => self.board_of(pl),
+        };
+        *last = Some((pl.squares, board));
+        board
+    }
+
     /// The position of a placement's `board` ([`Index::board_of`]) with side `side` to move.
     #[inline]
     pub fn position_on(side: usize, board: Board) -> Position {
@@ -2093,6 +2118,29 @@ mod tests {
                 valid > 2000,
                 "{m}: only {valid} of 3000 sampled slots valid"
             );
+        }
+    }
+
+    /// [`Index::board_after`], stepping from the board of any slot before (the next, or one
+    /// further on), places the pieces as [`Index::board_of`] does from nothing: pieces of one
+    /// group swapping squares, pawns and pieces moving onto squares others left.
+    #[test]
+    fn board_after_is_the_board_of_the_placement() {
+        for name in ["KRvK", "NNvNN", "BBBvN", "KBvKP", "PPvPP", "KQRvB"] {
+            let ix = Index::new(Material::parse(name).expect("material").canonical());
+            for stride in [1, 7, 1031] {
+                let mut last = None;
+                for idx in (0..ix.size()).step_by(stride) {
+                    let pl = ix.placement(idx);
+                    let b = ix.board_after(&mut last, &pl);
+                    assert_eq!(b, ix.board_of(&pl), "{name} slot {idx}");
+                    assert_eq!(
+                        b.occupied().count() as usize,
+                        ix.pieces(),
+                        "{name} slot {idx}"
+                    );
+                }
+            }
         }
     }
 
