@@ -18,7 +18,7 @@ mod wdl;
 pub use captures::{
     dtw_by_search, dtw_by_search_among, dtw_of_left_out, resolve, resolve_with, short_dtz,
 };
-pub use index::{Index, LeadCache, Placement, Row, transform_square};
+pub use index::{Index, LeadCache, Placement, Row, SlotScan, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::{FRAME, NOT_STORED, Table, TableValues};
 pub use metric::{Metric, UnknownMetric};

@@ -8,7 +8,7 @@ use super::{
 };
 use crate::rules::{Move, MoveList, Position};
 use crate::store::{StoredTable, value_of_distance};
-use crate::table::{Index, Material, Metric, Value, Wdl, resolve, short_dtz};
+use crate::table::{Index, Material, Metric, SlotScan, Value, Wdl, resolve, short_dtz};
 use rayon::prelude::*;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -548,9 +548,11 @@ fn scan(
                     return f;
                 }
             };
+            let mut scan = view.tables[0].index.scan();
             for (j, idx) in slots.clone().enumerate() {
                 let stored_wdl = classes.as_ref().map(|c| c[j]);
-                if let Err(e) = check_slot(view, side, idx, stored_wdl, derived, limit, &mut f) {
+                let at = (side, idx, stored_wdl);
+                if let Err(e) = check_slot(view, &mut scan, at, derived, limit, &mut f) {
                     f.error = Some(e);
                     break;
                 }
@@ -585,18 +587,19 @@ fn scan(
     }
 }
 
-/// Check one slot: nothing to do for invalid slots and capture positions (not stored).
+/// Check one slot, `(side, idx, the class a compact table's scan read)`, its position decoded
+/// by `scan` (of the checked table's index): nothing to do for invalid slots and capture
+/// positions (not stored).
 fn check_slot(
     view: &View,
-    side: usize,
-    idx: u64,
-    stored_wdl: Option<Wdl>,
+    scan: &mut SlotScan,
+    (side, idx, stored_wdl): (usize, u64, Option<Wdl>),
     derived: Derived,
     limit: usize,
     f: &mut Found,
 ) -> Result<(), VerifyError> {
     let own = &view.tables[0];
-    let Some(pos) = own.index.decode(side, idx) else {
+    let Some(pos) = scan.decode(side, idx) else {
         return Ok(());
     };
     if pos.has_capture() {
