@@ -895,21 +895,15 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             // The frame cache (for pawn pushes into finished units) is made on first use.
             || (MoveList::new(), None),
             |(list, cache), r| {
-                let mut lead = LeadCache::default();
-                let mut last = None;
-                let mut last_board = None;
+                // Each placement a step from the last where it can be.
+                let mut scan = t.index.scan();
                 // The quiet bits of the current 64 slots: a chunk starts and ends a word (but
                 // for the unit's last), so the word is written whole, once.
                 let mut quiet = [0u64; 2];
                 for local in r.clone() {
                     let global = self.unit.global(local);
-                    // One placement for both sides, a step from the last where it can be.
-                    let pl = t.index.placement_after(&mut last, global, &mut lead);
                     // Both sides' positions share the board.
-                    let board = t
-                        .index
-                        .is_canonical(&pl, global)
-                        .then(|| t.index.board_after(&mut last_board, &pl));
+                    let board = scan.board(global);
                     for (side, bits) in quiet.iter_mut().enumerate() {
                         let code = if let Some(board) = board {
                             let pos = Index::position_on(side, board);

@@ -658,9 +658,10 @@ pub struct Placement {
     ranks: [u8; 16],
 }
 
-/// [`Index::decode`] for slots taken mostly in increasing order, as a check of every slot
-/// takes them: each placement and board a step from the last where it can be
-/// ([`Index::placement_after`], [`Index::board_after`]) instead of from nothing.
+/// [`Index::decode`] for slots taken mostly in increasing order, as a solve's or a check's pass
+/// over every slot takes them: each placement a step from the last where it can be
+/// ([`Index::placement_after`]), and each board the last one with the pieces that moved placed
+/// again, instead of both from nothing.
 pub struct SlotScan<'a> {
     index: &'a Index,
     last: Option<(u64, Placement)>,
@@ -669,16 +670,23 @@ pub struct SlotScan<'a> {
 }
 
 impl SlotScan<'_> {
-    /// The position of slot `idx` with side `side` to move, if the slot is valid (canonical).
+    /// The board of slot `idx`, if the slot is valid (canonical): the same for both sides to
+    /// move ([`Index::position_on`]).
     #[inline]
-    pub fn decode(&mut self, side: usize, idx: u64) -> Option<Position> {
+    pub fn board(&mut self, idx: u64) -> Option<Board> {
         let ix = self.index;
         if idx >= ix.size {
             return None;
         }
         let pl = ix.placement_after(&mut self.last, idx, &mut self.lead);
         ix.is_canonical(&pl, idx)
-            .then(|| Index::position_on(side, ix.board_after(&mut self.board, &pl)))
+            .then(|| ix.board_after(&mut self.board, &pl))
+    }
+
+    /// The position of slot `idx` with side `side` to move, if the slot is valid (canonical).
+    #[inline]
+    pub fn decode(&mut self, side: usize, idx: u64) -> Option<Position> {
+        self.board(idx).map(|b| Index::position_on(side, b))
     }
 }
 
@@ -1617,7 +1625,7 @@ impl Index {
     /// `last` for the next call): in a scan, where mostly one piece moves from one slot to the
     /// next, only the pieces that moved are placed again.
     #[inline]
-    pub fn board_after(&self, last: &mut Option<([u8; 16], Board)>, pl: &Placement) -> Board {
+    fn board_after(&self, last: &mut Option<([u8; 16], Board)>, pl: &Placement) -> Board {
         let board = match last {
             Some((squares, board)) => {
                 let mut b = *board;
