@@ -10,6 +10,11 @@
 //! Usage: `cargo run --release --example size_lab -- DIR MATERIAL... [--syzygy DIR]`
 //! (for example `/tmp/tb4 KRvKN KPvKP BBvNN KQvRB`). The defaults of `src/store/` were
 //! chosen with it.
+//!
+//! With `--dtw`, it solves each MATERIAL's DTW instead and writes its `.dtw` file at several
+//! zstd levels (DIR's `M.wdl` is linked into the scratch directory first, so the file takes
+//! the order `antitb generate` gives it), and prints bytes, write time (the whole
+//! `write_table`: sizing both sides, then encoding the side kept) and cold block decode time.
 
 use antitb::build::DecodedTables;
 use antitb::format::{Compression, ReadOptions, TableFile, WriteOptions};
@@ -57,8 +62,58 @@ fn decode_ns(path: &Path) -> f64 {
     t.elapsed().as_nanos() as f64 / n.max(1) as f64
 }
 
+/// `--dtw`: the `.dtw` file of every material at the zstd levels `LEVELS`.
+fn dtw_levels(dir: &Path, materials: &[Material]) {
+    const LEVELS: [i32; 6] = [7, 9, 11, 12, 13, 15];
+    let tb = Tablebase::open(&[dir]).expect("open tables");
+    let source = DecodedTables::new(&tb);
+    let scratch = std::env::temp_dir().join(format!("antitb-size-lab-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    let mut totals = [(0u64, 0.0f64, 0.0f64); LEVELS.len()];
+    for &m in materials {
+        let table = generate(m, Metric::Dtw, &source, &|_| {}).expect("generate");
+        let m = m.canonical();
+        let wdl = file_name(m, Metric::Wdl);
+        let _ = std::fs::remove_file(scratch.join(&wdl));
+        std::fs::copy(dir.join(&wdl), scratch.join(&wdl)).expect("copy .wdl");
+        let path = scratch.join(file_name(m, Metric::Dtw));
+        print!("{m}:");
+        for (i, &level) in LEVELS.iter().enumerate() {
+            let mut o = StoreOptions::default();
+            o.dtw.level = level;
+            let t = Instant::now();
+            write_table(&scratch, &table, &o).expect("write");
+            let secs = t.elapsed().as_secs_f64();
+            let bytes = std::fs::metadata(&path).map_or(0, |x| x.len());
+            let ns = decode_ns(&path);
+            print!("  L{level} {bytes} B {secs:.2} s {ns:.0} ns");
+            let t = &mut totals[i];
+            *t = (t.0 + bytes, t.1 + secs, t.2 + ns);
+        }
+        println!();
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+    let base = totals[LEVELS.len() - 1];
+    for (level, (bytes, secs, ns)) in LEVELS.iter().zip(totals) {
+        println!(
+            "TOTAL level {level:2}: {bytes:>11} B ({:.3}x), write {secs:7.2} s ({:.2}x), mean decode {:.0} ns",
+            bytes as f64 / base.0 as f64,
+            secs / base.1,
+            ns / materials.len() as f64
+        );
+    }
+}
+
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--dtw") {
+        args.remove(i);
+        let materials: Vec<Material> = args[1..]
+            .iter()
+            .map(|s| s.parse().expect("material"))
+            .collect();
+        return dtw_levels(Path::new(&args[0]), &materials);
+    }
     let syzygy = match args.iter().position(|a| a == "--syzygy") {
         Some(i) => {
             let d = args.remove(i + 1);
