@@ -247,26 +247,29 @@ fn reached(set: &TableSet, m: Material, dtw: bool) -> Vec<ViewTable> {
 /// The stored side of a `.dtz` file that leaves out short values, with those told by search
 /// as a prober does ([`short_dtz`]); other slots keep their stored value.
 fn short_side(view: &View, side: usize) -> Result<Vec<Value>, VerifyError> {
-    every_slot(view, |idx| {
+    every_slot(view, |scan, idx| {
         let stored = view.stored(side, idx, Metric::Dtz)?;
         // The class from the `.wdl` file: a filler distance may be of any class.
         let w = view.stored(side, idx, Metric::Wdl)?.wdl();
-        slot_value(view, side, idx, w, Fill::Short(stored))
+        slot_value(view, scan, side, idx, w, Fill::Short(stored))
     })
 }
 
-/// `value(slot)` of every slot of a side of the checked table, in parallel.
+/// `value(scan, slot)` of every slot of a side of the checked table, in parallel: chunks of
+/// slots in order, each with a [`SlotScan`] of the table's index.
 fn every_slot(
     view: &View,
-    value: impl Fn(u64) -> Result<Value, VerifyError> + Sync,
+    value: impl Fn(&mut SlotScan, u64) -> Result<Value, VerifyError> + Sync,
 ) -> Result<Vec<Value>, VerifyError> {
-    let size = view.tables[0].index.size();
+    let index = &view.tables[0].index;
+    let size = index.size();
     let chunks: Vec<u64> = (0..size.div_ceil(CHUNK)).collect();
     let parts: Vec<Vec<Value>> = chunks
         .par_iter()
         .map(|&c| {
+            let mut scan = index.scan();
             (c * CHUNK..((c + 1) * CHUNK).min(size))
-                .map(&value)
+                .map(|idx| value(&mut scan, idx))
                 .collect::<Result<Vec<Value>, VerifyError>>()
         })
         .collect::<Result<_, VerifyError>>()?;
@@ -277,9 +280,9 @@ fn every_slot(
 /// checked table, derived from its moves by one ply of search over the side its file stores
 /// (draws elsewhere).
 fn derive_side(view: &View, side: usize, metric: Metric) -> Result<Vec<Value>, VerifyError> {
-    every_slot(view, |idx| {
+    every_slot(view, |scan, idx| {
         let w = view.stored(side, idx, Metric::Wdl)?.wdl();
-        slot_value(view, side, idx, w, Fill::Derived(metric))
+        slot_value(view, scan, side, idx, w, Fill::Derived(metric))
     })
 }
 
@@ -293,17 +296,19 @@ enum Fill {
     Derived(Metric),
 }
 
-/// The value of slot `idx` of the checked table, of class `w` in the `.wdl` file, by `fill`.
-/// Draws, invalid slots and positions with a capture (which no file stores) are not searched.
+/// The value of slot `idx` of the checked table, of class `w` in the `.wdl` file, by `fill`;
+/// `scan` is a scan of the table's index, at a slot before `idx` or fresh. Draws, invalid slots
+/// and positions with a capture (which no file stores) are not searched.
 fn slot_value(
     view: &View,
+    scan: &mut SlotScan,
     side: usize,
     idx: u64,
     w: Wdl,
     fill: Fill,
 ) -> Result<Value, VerifyError> {
-    let pos = match view.tables[0].index.decode(side, idx) {
-        Some(pos) if w != Wdl::Draw && !pos.has_capture() => pos,
+    let pos = match (w != Wdl::Draw).then(|| scan.decode(side, idx)).flatten() {
+        Some(pos) if !pos.has_capture() => pos,
         _ => {
             return Ok(match fill {
                 Fill::Short(stored) => stored,
@@ -356,7 +361,7 @@ fn build_compact_view(
     // Each slot's class first: the searches that tell short values read only classes.
     for side in 0..2 {
         let own = view.tables[0].compact_side(Metric::Dtz, side);
-        by_sections(wdl, side, |idx, w| Ok(own.set(idx, w.as_value())))?;
+        by_sections(wdl, side, |_, idx, w| Ok(own.set(idx, w.as_value())))?;
     }
     let files = [(Metric::Dtz, Some(dtz)), (Metric::Dtw, dtw)];
     for (metric, file) in files.into_iter().filter_map(|(m, f)| Some((m, f?))) {
@@ -364,13 +369,13 @@ fn build_compact_view(
         for side in [0, 1].into_iter().filter(|&s| file.stores_side(s)) {
             let own = view.tables[0].compact_side(metric, side);
             let short = metric == Metric::Dtz && file.short_by_search();
-            let far = by_sections_with(wdl, Some(file), side, |idx, w, d| {
+            let far = by_sections_with(wdl, Some(file), side, |scan, idx, w, d| {
                 let stored = match w {
                     Wdl::Draw => Value::DRAW,
                     w => value_of_distance(metric, w, d),
                 };
                 let v = if short {
-                    slot_value(&view, side, idx, w, Fill::Short(stored))?
+                    slot_value(&view, scan, side, idx, w, Fill::Short(stored))?
                 } else {
                     stored
                 };
@@ -380,8 +385,9 @@ fn build_compact_view(
         }
         for side in [0, 1].into_iter().filter(|&s| !file.stores_side(s)) {
             let own = view.tables[0].compact_side(metric, side);
-            let far = by_sections(wdl, side, |idx, w| {
-                Ok(own.set(idx, slot_value(&view, side, idx, w, Fill::Derived(metric))?))
+            let far = by_sections(wdl, side, |scan, idx, w| {
+                let v = slot_value(&view, scan, side, idx, w, Fill::Derived(metric))?;
+                Ok(own.set(idx, v))
             })?;
             own.finish(far);
         }
@@ -405,23 +411,24 @@ fn compact_view(set: &TableSet, m: Material, index: &Index, sides: Vec<CompactSi
     View::new(tables).with_far(set.far())
 }
 
-/// Call `f(slot, class)` for every slot of one side of a `.wdl` file, its sections decoded one
-/// at a time in parallel; collect what `f` returns.
+/// Call `f(scan, slot, class)` for every slot of one side of a `.wdl` file, its sections decoded
+/// one at a time in parallel, each with a [`SlotScan`] of the file's index; collect what `f`
+/// returns.
 fn by_sections<T: Send>(
     wdl: &StoredTable,
     side: usize,
-    f: impl Fn(u64, Wdl) -> Result<Option<T>, VerifyError> + Sync,
+    f: impl Fn(&mut SlotScan, u64, Wdl) -> Result<Option<T>, VerifyError> + Sync,
 ) -> Result<Vec<T>, VerifyError> {
-    by_sections_with(wdl, None, side, |idx, w, _| f(idx, w))
+    by_sections_with(wdl, None, side, |scan, idx, w, _| f(scan, idx, w))
 }
 
-/// [`by_sections`] with the same section of a `.dtz`/`.dtw` file beside: `f(slot, class,
+/// [`by_sections`] with the same section of a `.dtz`/`.dtw` file beside: `f(scan, slot, class,
 /// distance)` (distance 0 without a file).
 fn by_sections_with<T: Send>(
     wdl: &StoredTable,
     file: Option<&StoredTable>,
     side: usize,
-    f: impl Fn(u64, Wdl, u16) -> Result<Option<T>, VerifyError> + Sync,
+    f: impl Fn(&mut SlotScan, u64, Wdl, u16) -> Result<Option<T>, VerifyError> + Sync,
 ) -> Result<Vec<T>, VerifyError> {
     let sections: Vec<usize> = (0..wdl.sections_per_side()).collect();
     let parts: Vec<Vec<T>> = sections
@@ -430,9 +437,10 @@ fn by_sections_with<T: Send>(
             let classes = wdl.decode_wdl_section(side, k)?;
             let distances = file.map(|t| t.decode_section(side, k)).transpose()?;
             let mut out = Vec::new();
+            let mut scan = wdl.index.scan();
             for (j, idx) in wdl.section_slots(k).enumerate() {
                 let d = distances.as_ref().map_or(0, |d| d[j]);
-                out.extend(f(idx, classes[j], d)?);
+                out.extend(f(&mut scan, idx, classes[j], d)?);
             }
             Ok(out)
         })
