@@ -23,7 +23,7 @@ use super::hint::{Class, WdlHint};
 use super::{GenError, TableSource};
 use crate::rules::attacks::piece_attacks;
 use crate::rules::{Bitboard, Color, MoveList, Position, Role, Square};
-use crate::table::index::INDEX_SCHEME;
+use crate::table::index::{INDEX_SCHEME, Mover};
 use crate::table::{
     FRAME, Index, LeadCache, MAX_DISTANCE, Material, Metric, NOT_STORED, Placement, Table,
     TableValues, Value, resolve, resolve_with,
@@ -1456,15 +1456,16 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             .iter()
             .fold(Bitboard::EMPTY, |b, &s| b.with(Square::new(u32::from(s))));
         let out_side = 1 - side;
+        let mut m = Mover::default();
         for j in 0..k {
             let piece = ix.digit_piece(j);
             if piece.color != mover || piece.role == Role::Pawn {
                 continue;
             }
             let from = Square::new(u32::from(pl.squares[j]));
-            let mover = ix.mover(pl, j);
+            ix.set_mover(&mut m, pl, j);
             for to in piece_attacks(piece.role, from, occ) & !occ {
-                let g = mover.moved(ix, pl, to);
+                let g = m.moved(ix, pl, to);
                 if !f(out_side, g.wrapping_add(shift)) {
                     return false;
                 }

@@ -73,7 +73,7 @@
 //! runs each, interleaved).
 
 use crate::rules::{Bitboard, Board, Color, Piece, Position, Role, Square};
-use crate::table::Material;
+use crate::table::{MAX_PIECES, Material};
 use std::sync::OnceLock;
 
 /// Binomial coefficients `C(n, k)` for `n ≤ 64`, `k ≤ 7`.
@@ -726,9 +726,10 @@ struct Term {
 }
 
 /// How a [`Mover`] re-encodes.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 enum MoverKind {
     /// By [`Index::moved`] (a symmetry may pick another image).
+    #[default]
     Generic,
     /// A rest piece alone in its group, from a lead configuration no symmetry fixes.
     Rest,
@@ -749,7 +750,7 @@ enum MoverKind {
 /// group's other pieces), and lowers by one the rank of each later piece that `to` stands before
 /// (counting `from` free): a bit test and a table lookup per later piece instead of re-encoding
 /// the whole rest.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 pub struct Mover {
     kind: MoverKind,
     j: usize,
@@ -769,7 +770,7 @@ pub struct Mover {
     /// (`lead_step` 0: computed from `lead_sets`).
     lead_raw: u64,
     lead_step: u64,
-    terms: [Term; 16],
+    terms: [Term; MAX_PIECES],
     len: usize,
 }
 
@@ -847,7 +848,7 @@ pub struct Row {
     taken: u64,
     weight: u64,
     by_colour: bool,
-    terms: [Term; 16],
+    terms: [Term; MAX_PIECES],
     len: usize,
 }
 
@@ -1391,26 +1392,32 @@ impl Index {
     /// with pawns): [`Mover::moved`] gives what [`Index::moved`] gives, at a few operations a
     /// destination where the move changes no symmetry.
     pub fn mover(&self, pl: &Placement, j: usize) -> Mover {
-        let mut m = Mover {
-            kind: MoverKind::Generic,
-            j,
-            constant: 0,
-            own_taken: 0,
-            own_others: 0,
-            own_weight: 0,
-            own_by_colour: false,
-            lead_sets: [0; 2],
-            lead_group: 0,
-            lead_raw: 0,
-            lead_step: 0,
-            terms: [Term::default(); 16],
-            len: 0,
-        };
+        let mut m = Mover::default();
+        self.set_mover(&mut m, pl, j);
+        m
+    }
+
+    /// Make `m` the [`Mover`] of [`Index::mover`]`(pl, j)` in place: a loop over a slot's
+    /// pieces sets one mover again and again rather than building and copying one (a few
+    /// hundred bytes) per piece.
+    pub fn set_mover(&self, m: &mut Mover, pl: &Placement, j: usize) {
+        m.kind = MoverKind::Generic;
+        m.j = j;
+        m.constant = 0;
+        m.own_taken = 0;
+        m.own_others = 0;
+        m.own_weight = 0;
+        m.own_by_colour = false;
+        m.lead_sets = [0; 2];
+        m.lead_group = 0;
+        m.lead_raw = 0;
+        m.lead_step = 0;
+        m.len = 0;
         let from_bit = 1u64 << pl.squares[j];
         let lead_move = j < self.lead_pieces;
         let own_group = if lead_move {
             let Lead::Pieces(t) = &self.lead else {
-                return m;
+                return;
             };
             for (d, &s) in pl.squares[..self.lead_pieces].iter().enumerate() {
                 if d != j {
@@ -1434,7 +1441,7 @@ impl Index {
             let g = usize::from(self.digit_group[j]) - self.lead_groups;
             if pl.fixers & !1 != 0 {
                 // A symmetry may pick another image.
-                return m;
+                return;
             }
             m.kind = if self.rest[g].count == 1 {
                 MoverKind::Rest
@@ -1486,7 +1493,6 @@ impl Index {
                 }
             }
         }
-        m
     }
 
     /// The canonical index of squares in index order, of a pawnless table (the rest groups in
@@ -1823,7 +1829,7 @@ impl Index {
             taken: 0,
             weight: 0,
             by_colour: false,
-            terms: [Term::default(); 16],
+            terms: [Term::default(); MAX_PIECES],
             len: 0,
         };
         // The squares taken before each group, the moving group's left out.
@@ -2118,6 +2124,7 @@ mod tests {
             let index = Index::new(m);
             let syms = symmetries(m);
             let mut valid = 0;
+            let mut reused = Mover::default();
             for _ in 0..3000 {
                 let idx = next(&mut state) % index.size();
                 let Some(pos) = index.decode(0, idx) else {
@@ -2142,6 +2149,8 @@ mod tests {
                     }
                     let from = Square::new(u32::from(pl.squares[j]));
                     let mover = index.mover(&pl, j);
+                    // Set again in place, over the last piece's (or last slot's) mover.
+                    index.set_mover(&mut reused, &pl, j);
                     for to in Square::all().filter(|&s| !occ.contains(s)) {
                         let mut b = board;
                         b.clear(from);
@@ -2153,6 +2162,7 @@ mod tests {
                             want,
                             "{m} mover, j={j} to={to:?}"
                         );
+                        assert_eq!(reused.moved(&index, &pl, to), want, "{m} set_mover, j={j}");
                     }
                 }
             }
