@@ -62,19 +62,15 @@ fn decode_ns(path: &Path) -> f64 {
     t.elapsed().as_nanos() as f64 / n.max(1) as f64
 }
 
-/// `--dtw`: the `.dtw` file of every material at the zstd levels `LEVELS`.
-fn dtw_levels(dir: &Path, materials: &[Material]) {
+/// `--dtw`: the `.dtw` file of every material (its smaller tables read from `source`, its
+/// `.wdl` file from `dir`) written into `scratch` at the zstd levels `LEVELS`.
+fn dtw_levels(dir: &Path, source: &DecodedTables, scratch: &Path, materials: &[Material]) {
     const LEVELS: [i32; 6] = [7, 9, 11, 12, 13, 15];
-    let tb = Tablebase::open(&[dir]).expect("open tables");
-    let source = DecodedTables::new(&tb);
-    let scratch = std::env::temp_dir().join(format!("antitb-size-lab-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).expect("scratch dir");
     let mut totals = [(0u64, 0.0f64, 0.0f64); LEVELS.len()];
     for &m in materials {
-        let table = generate(m, Metric::Dtw, &source, &|_| {}).expect("generate");
+        let table = generate(m, Metric::Dtw, source, &|_| {}).expect("generate");
         let m = m.canonical();
         let wdl = file_name(m, Metric::Wdl);
-        let _ = std::fs::remove_file(scratch.join(&wdl));
         std::fs::copy(dir.join(&wdl), scratch.join(&wdl)).expect("copy .wdl");
         let path = scratch.join(file_name(m, Metric::Dtw));
         print!("{m}:");
@@ -82,7 +78,7 @@ fn dtw_levels(dir: &Path, materials: &[Material]) {
             let mut o = StoreOptions::default();
             o.dtw.level = level;
             let t = Instant::now();
-            write_table(&scratch, &table, &o).expect("write");
+            write_table(scratch, &table, &o).expect("write");
             let secs = t.elapsed().as_secs_f64();
             let bytes = std::fs::metadata(&path).map_or(0, |x| x.len());
             let ns = decode_ns(&path);
@@ -92,7 +88,6 @@ fn dtw_levels(dir: &Path, materials: &[Material]) {
         }
         println!();
     }
-    let _ = std::fs::remove_dir_all(&scratch);
     let base = totals[LEVELS.len() - 1];
     for (level, (bytes, secs, ns)) in LEVELS.iter().zip(totals) {
         println!(
@@ -106,14 +101,13 @@ fn dtw_levels(dir: &Path, materials: &[Material]) {
 
 fn main() {
     let mut args: Vec<String> = std::env::args().skip(1).collect();
-    if let Some(i) = args.iter().position(|a| a == "--dtw") {
-        args.remove(i);
-        let materials: Vec<Material> = args[1..]
-            .iter()
-            .map(|s| s.parse().expect("material"))
-            .collect();
-        return dtw_levels(Path::new(&args[0]), &materials);
-    }
+    let dtw = match args.iter().position(|a| a == "--dtw") {
+        Some(i) => {
+            args.remove(i);
+            true
+        }
+        None => false,
+    };
     let syzygy = match args.iter().position(|a| a == "--syzygy") {
         Some(i) => {
             let d = args.remove(i + 1);
@@ -127,6 +121,15 @@ fn main() {
         .iter()
         .map(|s| s.parse().expect("material"))
         .collect();
+    let tb = Tablebase::open(&[&dir]).expect("open tables");
+    let source = DecodedTables::new(&tb);
+    let scratch = std::env::temp_dir().join(format!("antitb-size-lab-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).expect("scratch dir");
+    if dtw {
+        dtw_levels(&dir, &source, &scratch, &materials);
+        let _ = std::fs::remove_dir_all(&scratch);
+        return;
+    }
     let variants: Vec<(&str, StoreOptions)> = vec![
         ("pairs 256 B / 128 B (default)", StoreOptions::default()),
         ("pairs 128 B / 128 B", opts((0, 128), (0, 128))),
@@ -135,10 +138,6 @@ fn main() {
         ("zstd 16K/15", opts((1 << 14, 15), (1 << 14, 15))),
         ("zstd 8K/15", opts((1 << 13, 15), (1 << 13, 15))),
     ];
-    let tb = Tablebase::open(&[&dir]).expect("open tables");
-    let source = DecodedTables::new(&tb);
-    let scratch = std::env::temp_dir().join(format!("antitb-size-lab-{}", std::process::id()));
-    std::fs::create_dir_all(&scratch).expect("scratch dir");
     let mut totals = vec![(0u64, 0u64, 0.0f64, 0.0f64); variants.len()];
     let mut syz = (0u64, 0u64);
     for &m in &materials {
