@@ -211,9 +211,12 @@ fn decoded_sources_answer_as_the_files() {
         let mut decoded = DecodedTables::new(&tb);
         decoded.preload(&materials, metric).expect("decode");
         // Every table read through its files, as those too large to decode are: a left-out
-        // `.dtw` side is searched through this source, not the prober.
+        // `.dtw` side is searched through this source, not the prober. A DTW build decodes
+        // the classes of such tables (`outcomes`) where it may, else reads them slot by slot.
         let mut files = DecodedTables::files_only(&tb);
         files.preload(&materials, metric).expect("open");
+        let mut per_read = DecodedTables::files_only(&tb).with_outcome_bytes(0);
+        per_read.preload(&materials, metric).expect("open");
         let mut rng = Rng(17);
         let mut checked = 0;
         while checked < 3000 {
@@ -228,6 +231,13 @@ fn decoded_sources_answer_as_the_files() {
             for _ in 0..2 {
                 let b = files.stored_value(&p, metric).expect("files source");
                 assert_eq!(b, want, "through the files {metric:?} {p}");
+                let c = per_read.stored_value(&p, metric).expect("files source");
+                assert_eq!(c, want, "through the files, classes read {metric:?} {p}");
+            }
+            // The class alone, as a DTW build's search reads it first.
+            for source in [&files, &per_read] {
+                let o = source.outcome(&p, metric).expect("files source");
+                assert_eq!(o, want.outcome(), "class through the files {metric:?} {p}");
             }
             checked += 1;
         }

@@ -44,7 +44,8 @@ use std::collections::HashMap;
 ///   larger of the metrics' counts; a DTW build also decodes tables as large as this one that
 ///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most), and keeps the
 ///   slots it searches of the left-out `.dtw` sides of tables read through their files, at
-///   most one per slot of this table ([`DecodedTables::SEARCHED_BYTES`] at most);
+///   most one per slot of this table ([`DecodedTables::SEARCHED_BYTES`] at most), and those
+///   tables' classes, 2 bits a slot and side ([`DecodedTables::OUTCOME_BYTES`] at most);
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
@@ -215,7 +216,16 @@ pub fn estimate_with(
                 })
             })
             .sum();
-        cache = cache.max(decoded + far.min(DecodedTables::FAR_BYTES) + searched);
+        // And the outcomes of the tables it reads through their files, up to their budget.
+        let outcomes = sources
+            .iter()
+            .chain(&far_tables)
+            .map(|&d| size(d))
+            .filter(|&s| DecodedTables::decoded_bytes(s, Metric::Dtw).is_none())
+            .map(DecodedTables::outcome_bytes)
+            .sum::<u64>()
+            .min(DecodedTables::OUTCOME_BYTES);
+        cache = cache.max(decoded + far.min(DecodedTables::FAR_BYTES) + searched + outcomes);
     }
     let metrics = if dtw { 2 } else { 1 };
     let work = 2 * n * metrics;

@@ -16,6 +16,9 @@
 //! files, in a sparse map ([`DecodedTables::SEARCHED_SLOTS`] slots in all). That search's own
 //! lookups go through the same source, so that a promotion into another table's left-out side
 //! finds what was decoded or searched before, instead of searching again through the files.
+//! The search reads a class for every move first: for a table read through its files, a DTW
+//! build decodes its `.wdl` file's classes whole, 2 bits a slot, on first use
+//! ([`DecodedTables::OUTCOME_BYTES`] in all).
 
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
@@ -27,8 +30,8 @@ use crate::table::{
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// One decoded table.
 struct Decoded {
@@ -116,6 +119,66 @@ struct Files {
     /// [`Tablebase`] reports that where a lookup needs it).
     dtw: Option<Arc<StoredTable>>,
     searched: SearchedSlots,
+    /// For a table read for DTW, its `.wdl` file's classes as outcomes, decoded whole by the
+    /// first lookup that finds them missing ([`DecodedTables::outcomes`]); `None` inside when
+    /// [`DecodedTables::OUTCOME_BYTES`] did not allow it or the file could not be decoded.
+    outcomes: OnceLock<Option<Outcomes>>,
+    /// Whether a lookup has taken on decoding [`Files::outcomes`]: the others read the file
+    /// meanwhile instead of waiting (the decoder's parallel loop may run lookups of this table
+    /// on the decoding thread itself).
+    decoding: AtomicBool,
+}
+
+/// Whether each slot of a table's two sides is won, drawn or lost, 2 bits a slot: what the
+/// one-ply search of a left-out `.dtw` side reads most (whether a move reaches a loss, then a
+/// loss's sign for its distance), which through a `.wdl` file means decoding part of a
+/// compressed block each time.
+struct Outcomes([Vec<u8>; 2]);
+
+impl Outcomes {
+    const LOSS: u8 = 0;
+    const DRAW: u8 = 1;
+    const WIN: u8 = 2;
+
+    /// The classes of `wdl`'s two sides, decoded section by section.
+    fn decode(wdl: &StoredTable) -> Result<Outcomes, ProbeError> {
+        let n = wdl.index.size() as usize;
+        let mut sides = [vec![0u8; n.div_ceil(4)], vec![0u8; n.div_ceil(4)]];
+        for (side, packed) in sides.iter_mut().enumerate() {
+            for k in 0..wdl.sections_per_side() {
+                let first = wdl.section_slots(k).start as usize;
+                for (i, w) in wdl.decode_wdl_section(side, k)?.into_iter().enumerate() {
+                    let code = if w.is_win() {
+                        Self::WIN
+                    } else if w.is_loss() {
+                        Self::LOSS
+                    } else {
+                        Self::DRAW
+                    };
+                    let at = first + i;
+                    packed[at / 4] |= code << (2 * (at % 4));
+                }
+            }
+        }
+        Ok(Outcomes(sides))
+    }
+
+    /// Bytes held for a table of `slots` slots a side.
+    fn bytes(slots: u64) -> u64 {
+        2 * slots.div_ceil(4)
+    }
+
+    /// The class of slot `idx` of `side`: `Win`, `Draw` or `Loss` (a cursed win is a win, a
+    /// blessed loss a loss, as DTW counts them).
+    #[inline]
+    fn wdl(&self, side: usize, idx: u64) -> Wdl {
+        let idx = idx as usize;
+        match (self.0[side][idx / 4] >> (2 * (idx % 4))) & 3 {
+            Self::WIN => Wdl::Win,
+            Self::LOSS => Wdl::Loss,
+            _ => Wdl::Draw,
+        }
+    }
 }
 
 type Cache = HashMap<(Material, Metric), Source, BuildHasherDefault<MaterialHasher>>;
@@ -164,6 +227,9 @@ pub struct DecodedTables<'a> {
     /// Slots of left-out `.dtw` sides searched in tables read through their files: each is kept
     /// in its table's [`SearchedSlots`] while this is below [`DecodedTables::SEARCHED_SLOTS`].
     searched: AtomicU64,
+    /// Bytes of the [`Outcomes`] decoded so far, and the most they may take.
+    outcome_bytes: AtomicU64,
+    max_outcome_bytes: u64,
     /// [`DecodedTables::MAX_BYTES`] and [`DecodedTables::FAR_BYTES`], or 0 for a source that
     /// reads every table through its files ([`DecodedTables::files_only`]).
     max_bytes: u64,
@@ -195,6 +261,21 @@ impl<'a> DecodedTables<'a> {
     /// Bytes the kept searched slots take at most ([`DecodedTables::SEARCHED_SLOTS`]).
     pub const SEARCHED_BYTES: u64 = 32 * Self::SEARCHED_SLOTS;
 
+    /// Bytes of the outcomes (won, drawn or lost, 2 bits a slot and side) a DTW build decodes
+    /// from the `.wdl` files of the tables it reads through their files, first come first
+    /// served. The one-ply searches of their left-out `.dtw` sides read a class for every
+    /// move, then a loss's sign beside its distance: through the file each read decodes part
+    /// of a compressed block (in KKKQvP's build, 30 % of the time went there). 256 MiB holds
+    /// the 5 promotion targets of a five-piece table with one pawn up to 117 M slots a side
+    /// (KNPvKB's: 4 of 5).
+    pub const OUTCOME_BYTES: u64 = 256 << 20;
+
+    /// The bytes of the outcomes kept for a table read through its files, of `slots` slots a
+    /// side (see [`DecodedTables::OUTCOME_BYTES`]).
+    pub fn outcome_bytes(slots: u64) -> u64 {
+        Outcomes::bytes(slots)
+    }
+
     /// Bytes of `slots` slots per side decoded for a generation in `metric`, or `None` when
     /// that is above [`DecodedTables::MAX_BYTES`] and the table is read from its file.
     pub fn decoded_bytes(slots: u64, metric: Metric) -> Option<u64> {
@@ -213,6 +294,8 @@ impl<'a> DecodedTables<'a> {
             fixed: Cache::default(),
             far: RwLock::default(),
             searched: AtomicU64::new(0),
+            outcome_bytes: AtomicU64::new(0),
+            max_outcome_bytes: Self::OUTCOME_BYTES,
             max_bytes: Self::MAX_BYTES,
             far_bytes: Self::FAR_BYTES,
         }
@@ -225,6 +308,15 @@ impl<'a> DecodedTables<'a> {
             max_bytes: 0,
             far_bytes: 0,
             ..DecodedTables::new(tb)
+        }
+    }
+
+    /// This source with at most `bytes` of outcomes decoded from `.wdl` files (see
+    /// [`DecodedTables::OUTCOME_BYTES`]; 0: every class is read through its file).
+    pub fn with_outcome_bytes(self, bytes: u64) -> DecodedTables<'a> {
+        DecodedTables {
+            max_outcome_bytes: bytes,
+            ..self
         }
     }
 
@@ -298,6 +390,8 @@ impl<'a> DecodedTables<'a> {
             wdl,
             dtw,
             searched: SearchedSlots::default(),
+            outcomes: OnceLock::new(),
+            decoding: AtomicBool::new(false),
         }))
     }
 }
@@ -348,6 +442,34 @@ impl DecodedTables<'_> {
         Ok(v)
     }
 
+    /// The outcomes of a table read through its files for DTW, once decoded: the first lookup
+    /// to ask decodes them, if [`DecodedTables::OUTCOME_BYTES`] allows; `None` until then, and
+    /// for good when it does not (the lookups read the `.wdl` file).
+    #[inline]
+    fn outcomes<'f>(&self, files: &'f Files) -> Option<&'f Outcomes> {
+        if let Some(o) = files.outcomes.get() {
+            return o.as_ref();
+        }
+        if files.dtw.is_none() || files.decoding.swap(true, Ordering::Relaxed) {
+            return None;
+        }
+        let bytes = Outcomes::bytes(files.wdl.index.size());
+        let granted = self
+            .outcome_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                let total = used.saturating_add(bytes);
+                (total <= self.max_outcome_bytes).then_some(total)
+            })
+            .is_ok();
+        // A file that cannot be decoded is read slot by slot, which reports the fault where a
+        // lookup meets it.
+        let decoded = granted.then(|| Outcomes::decode(&files.wdl).ok()).flatten();
+        if granted && decoded.is_none() {
+            self.outcome_bytes.fetch_sub(bytes, Ordering::Relaxed);
+        }
+        files.outcomes.get_or_init(|| decoded).as_ref()
+    }
+
     /// Whether the quiet position `pos` is won, drawn or lost, as `W(1)`, `D` or `L(1)`, from
     /// its table in metric `file` (read as a build in that file reads it): a read of its
     /// class, never a search.
@@ -356,6 +478,14 @@ impl DecodedTables<'_> {
             let d = match source {
                 Source::Decoded(d) => d,
                 Source::Files(f) => {
+                    if let Some(o) = self.outcomes(f) {
+                        let (side, idx) = f
+                            .wdl
+                            .index
+                            .encode_as(pos, m)
+                            .expect("material matches its table");
+                        return Ok(o.wdl(side, idx).as_value().outcome());
+                    }
                     return Ok(self.value_in_files(f, pos, m, Metric::Wdl)?.outcome());
                 }
             };
@@ -456,7 +586,14 @@ impl DecodedTables<'_> {
             .index
             .encode_as(pos, m)
             .expect("material matches its table");
-        let w = wdl.wdl(side, idx)?;
+        let w = match file {
+            // Only a win's or a loss's sign matters beside a distance.
+            Metric::Dtw => match self.outcomes(files) {
+                Some(o) => o.wdl(side, idx),
+                None => wdl.wdl(side, idx)?,
+            },
+            _ => wdl.wdl(side, idx)?,
+        };
         let t = match (file, &files.dtw) {
             (Metric::Wdl, _) => return Ok(w.as_value()),
             (Metric::Dtw, Some(t)) => t,
