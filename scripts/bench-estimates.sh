@@ -4,8 +4,13 @@
 # `generate --report`, then lists for every table built its measured CPU time and peak RSS
 # beside the estimates `plan` gives, and the ratios. The tables of WITH_TABLES (e.g. an
 # existing <=4-piece set) are read, not rebuilt.
+# With EXTRAPOLATE=N it then calibrates: per class of tables (pieces, pawns) the measured CPU
+# time over the estimated one, and the DTW phases over the WDL+DTZ ones; and it extrapolates the
+# whole N-piece set (`plan --max-pieces N`) by those ratios (a class with no table built takes
+# its piece count's ratio), in core-hours and in hours on this machine's cores.
 # Usage: scripts/bench-estimates.sh [WORKDIR] [MATERIAL...]
-#   env: METRICS (default wdl,dtz), WITH_TABLES (default none), THREADS (default all cores)
+#   env: METRICS (default wdl,dtz), WITH_TABLES (default none), THREADS (default all cores),
+#        EXTRAPOLATE (default none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/tmp/antitb-estimates}
@@ -24,7 +29,10 @@ threads=()
 [ -n "${THREADS:-}" ] && threads=(--threads "$THREADS")
 "$bin" generate "${materials[@]}" --metrics "$metrics" --tables "$work/tables" "${with[@]}" \
   "${threads[@]}" --report "$report" --quiet
-python3 - "$report" <<'PY'
+plan=$work/plan.json
+: > "$plan"
+[ -n "${EXTRAPOLATE:-}" ] && "$bin" plan --max-pieces "$EXTRAPOLATE" --metrics "$metrics" > "$plan"
+python3 - "$report" "$plan" "$(nproc)" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 M = 2**20
@@ -64,4 +72,52 @@ for r in rows:
         peak = p["peak_rss_bytes"]
         print(f"{r['material']:10} {p['metric'] + ' ' + p['step']:10} "
               f"{p['cpu_seconds'] or 0:8.1f} {(peak or 0)/M:9.0f} {est/M:8.0f}")
+# Calibration: measured over estimated CPU per class, and what DTW adds to WDL+DTZ.
+plan_text = open(sys.argv[2]).read()
+if not plan_text.strip():
+    sys.exit(0)
+plan = json.loads(plan_text)
+cores = int(sys.argv[3])
+def cls(r):
+    return (r["pieces"], r["pawns"])
+meas, est, dtw, rest = {}, {}, {}, {}
+for r in rows:
+    if r["cpu_seconds"] is None:
+        continue
+    k = cls(r)
+    meas[k] = meas.get(k, 0) + r["cpu_seconds"]
+    est[k] = est.get(k, 0) + r["estimated_cpu_seconds"]
+    for p in r.get("phases") or []:
+        d = dtw if p["metric"] == "dtw" else rest
+        d[k] = d.get(k, 0) + (p["cpu_seconds"] or 0)
+print()
+print(f"{'pieces':>6} {'pawns':>5} {'tables':>6} {'cpu s':>9} {'est s':>9} {'ratio':>6} "
+      f"{'dtw/(wdl+dtz)':>13}")
+for k in sorted(meas):
+    n = sum(1 for r in rows if cls(r) == k and r["cpu_seconds"] is not None)
+    d = f"{dtw[k] / rest[k]:13.2f}" if dtw.get(k) and rest.get(k) else f"{'-':>13}"
+    print(f"{k[0]:6} {k[1]:5} {n:6} {meas[k]:9.1f} {est[k]:9.1f} {meas[k] / est[k]:6.2f} {d}")
+def ratio(k):
+    if k in meas and est[k] > 0:
+        return meas[k] / est[k]
+    same = [c for c in meas if c[0] == k[0]]
+    m, e = sum(meas[c] for c in same), sum(est[c] for c in same)
+    return m / e if e > 0 else None
+n = max(r["pieces"] for r in plan["tables"])
+tot_e = tot_x = 0.0
+print()
+print(f"the {n}-piece set by plan, extrapolated by class:")
+print(f"{'pawns':>5} {'tables':>6} {'est core-h':>10} {'ratio':>6} {'core-h':>8}")
+for p in sorted({r["pawns"] for r in plan["tables"] if r["pieces"] == n}):
+    tabs = [r for r in plan["tables"] if r["pieces"] == n and r["pawns"] == p]
+    e = sum(r["cpu_seconds"] for r in tabs)
+    q = ratio((n, p))
+    if q is None:
+        print(f"{p:5} {len(tabs):6} {e / 3600:10.1f}      - (no {n}-piece table built)")
+        continue
+    tot_e += e
+    tot_x += e * q
+    print(f"{p:5} {len(tabs):6} {e / 3600:10.1f} {q:6.2f} {e * q / 3600:8.1f}")
+print(f"total: estimated {tot_e / 3600:.1f} core-hours, extrapolated {tot_x / 3600:.1f} "
+      f"core-hours = {tot_x / 3600 / cores:.1f} h on this machine's {cores} cores")
 PY

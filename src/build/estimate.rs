@@ -291,22 +291,26 @@ pub fn files_moves_per_slot(index: &Index, size: &mut impl FnMut(Material) -> u6
     moves as f64 / f64::from(samples.max(1))
 }
 
-/// Single-core nanoseconds per slot and side of a WDL+DTZ build by piece count, for 5 pieces
-/// and more (up to 4: [`NS_PER_SLOT_VISIT_UP_TO_4`]), from 6 pieces with
+/// Single-core nanoseconds per slot and side of a WDL+DTZ build by piece count, from 6 pieces
+/// (5 pieces: [`NS_PER_SLOT_VISIT_5`]; up to 4: [`NS_PER_SLOT_VISIT_UP_TO_4`]), with
 /// [`NS_PER_FILES_MOVE`] per move into a table read through its files on top: the user and
 /// system CPU time of `antitb generate` (2 threads) measured per table with `--report`, the
 /// DTW phases taken out, once levels may go forward and tables without pawns skip phase 2
-/// (d5f1cb0, 7238ac1, 61345a1). 5 pieces: KKKKvB, KKKKvK, KKKKvN, KKKKvQ, KKKKvR, KKKKvP,
-/// NNNvNN: 235 to 539 ns, mean 400 (794 before those changes); KRNvBN and KQRBvN 242 and 311.
-/// 6 pieces, by moves into tables read through files per slot ([`files_moves_per_slot`]):
-/// KKKKKvB 469 ns at 0 such moves, KKQBNvK 515 at 0.26, KKKKKvP 523 at 0.39 (promotions into
-/// six-piece tables, captures into KKKKvP), KQRvKBN 812 at 1.41 (captures into its six
-/// five-piece tables): the least-squares line is 450 ns plus 252 per move, within 5 % of each
-/// (a single figure, the mean 496, was 1.63x short for KQRvKBN). 7 pieces extrapolated. Tables
-/// with long wins take more levels, so single tables stray from these by up to half. Up to 4
-/// pieces it holds the mean over the whole ≤4-piece set; [`Estimate::cpu_seconds`] reads
-/// [`NS_PER_SLOT_VISIT_UP_TO_4`] there.
-pub const NS_PER_SLOT_VISIT: [f64; 8] = [450.0, 450.0, 450.0, 450.0, 450.0, 400.0, 450.0, 550.0];
+/// (d5f1cb0, 7238ac1, 61345a1). 6 pieces, by moves into tables read through files per slot
+/// ([`files_moves_per_slot`]): KKKKKvB 469 ns at 0 such moves, KKQBNvK 515 at 0.26, KKKKKvP
+/// 523 at 0.39 (promotions into six-piece tables, captures into KKKKvP), KQRvKBN 812 at 1.41
+/// (captures into its six five-piece tables): the least-squares line is 450 ns plus 252 per
+/// move, within 5 % of each (a single figure, the mean 496, was 1.63x short for KQRvKBN).
+/// 7 pieces extrapolated. Tables with long wins take more levels, so single tables stray from
+/// these by up to half. The entries below 6 pieces are not read.
+pub const NS_PER_SLOT_VISIT: [f64; 8] = [450.0, 450.0, 450.0, 450.0, 450.0, 450.0, 450.0, 550.0];
+
+/// Single-core nanoseconds per slot and side of a five-piece WDL+DTZ build, without pawns and
+/// with: `scripts/bench-estimates.sh` with `EXTRAPOLATE=5` on 48 five-piece tables (69c601a,
+/// 2 threads, all three metrics, the DTW phases taken out): the closures of KKKPvP, KKKKvP,
+/// NNNvNP and KNPvKB, 35 tables without pawns (170 to 466 ns, 292 over all) and 13 with
+/// (224 to 970, 448 over all). 400 for both before (from KKKKvX, NNNvNN, KRNvBN, KQRBvN).
+pub const NS_PER_SLOT_VISIT_5: [f64; 2] = [292.0, 448.0];
 
 /// From 6 pieces, single-core nanoseconds per slot and side that each move per slot into a
 /// table read through its files adds to a WDL+DTZ build ([`NS_PER_SLOT_VISIT`]): the lookup
@@ -315,25 +319,29 @@ pub const NS_PER_SLOT_VISIT: [f64; 8] = [450.0, 450.0, 450.0, 450.0, 450.0, 400.
 pub const NS_PER_FILES_MOVE: f64 = 252.0;
 
 /// A DTW build's CPU time beside its table's WDL+DTZ build (what [`NS_PER_SLOT_VISIT`] adds
-/// for DTW), from the same measurements: without pawns, KKKKvB 1.32, KKKKvK 1.02, KKKKvN 1.72,
-/// KKKKvQ 2.80, KKKKvR 1.38, NNNvNN 1.40, KKKKKvB 1.35 (mean 1.57); with pawns up to 5 pieces,
-/// KKKKvP 3.98; with pawns from 6 pieces, KKKKKvP 9.04. A promotion lands in the side to move
-/// a `.dtw` file may leave out, valued by one ply of search: in decoded tables up to 5 pieces,
-/// through the files' block caches from 6 (KKKKKvP's DTW phase: 1 596 CPU-s).
-pub const DTW_COST: [f64; 3] = [1.57, 3.98, 9.04];
+/// for DTW). Without pawns and with pawns up to 5 pieces, from the same 48 five-piece tables
+/// as [`NS_PER_SLOT_VISIT_5`]: 1.43 over the 35 without pawns (0.78 to 2.94 each; 1.57
+/// before, from KKKKvX, NNNvNN and KKKKKvB), 2.12 over the 13 with (0.97 to 6.98: the tables
+/// whose single black pawn promotes into a five-piece table whose left-out side is searched
+/// through its files take the most; 3.98 before, from KKKKvP alone). With pawns from 6
+/// pieces, KKKKKvP 9.04. A promotion lands in the side to move a `.dtw` file may leave out,
+/// valued by one ply of search: in decoded tables up to 4 pieces, through the files' block
+/// caches from 5 (KKKKKvP's DTW phase: 1 596 CPU-s).
+pub const DTW_COST: [f64; 3] = [1.43, 2.12, 9.04];
 
 /// Single-core nanoseconds per slot visit (2 sides × slots × metrics) up to 4 pieces, by pawns
 /// (0 to 4), from the README's main command (the whole ≤4-piece set, all three metrics,
-/// 2 142 files) on a 2-core machine with `--report`, once a DTW build skips the moves that
-/// cannot be best (881415c): 2 993 CPU-s for 5.72·10⁹ visits in all (523 ns); 4-piece tables
-/// without pawns 412 ns, with one 535, two 639, three 934, four (PPvPP, PPPvP) 1 529. Then
-/// scaled by 0.87: the whole set took 2 598 CPU-s once levels may go forward (61345a1,
-/// without `--report`). Tables with pawns read the left-out `.dtw` sides of the tables they
+/// 2 142 files, 2 threads, b40764e): each table's time from its progress line (they add up to
+/// 1 984 s beside 1 961 user-s), over its visits. Tables up to 3 pieces 238 ns; 4 pieces
+/// without pawns 254, with one 358, two 457, three 589, four (PPvPP, PPPvP: 2 s in all) 551.
+/// Before: 358, 465, 555, 812 and 1 329 (881415c, scaled by 0.87 at 61345a1), 1.32x the
+/// whole set's time. Tables with pawns read the left-out `.dtw` sides of the tables they
 /// promote into, by one ply of search per slot, so single tables stray by up to half.
-pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [358.0, 465.0, 555.0, 812.0, 1329.0];
+pub const NS_PER_SLOT_VISIT_UP_TO_4: [f64; 5] = [254.0, 358.0, 457.0, 589.0, 551.0];
 
 /// Estimated single-core CPU seconds of building `m` (`slots` per side), WDL+DTZ and, if
-/// `dtw`, DTW: [`NS_PER_SLOT_VISIT`] per slot and side, from 6 pieces with
+/// `dtw`, DTW: [`NS_PER_SLOT_VISIT`] per slot and side (5 pieces: [`NS_PER_SLOT_VISIT_5`],
+/// by pawns or none), from 6 pieces with
 /// [`NS_PER_FILES_MOVE`] for each of the `files_moves` a slot has ([`files_moves_per_slot`]),
 /// and [`DTW_COST`] of that for DTW (without pawns; with pawns up to 5 pieces; with pawns from
 /// 6); up to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] per slot visit. Below 6 pieces the
@@ -350,10 +358,12 @@ pub fn cpu_seconds(m: Material, slots: u64, dtw: bool, files_moves: f64) -> f64 
         (true, true, ..=5) => DTW_COST[1],
         (true, true, _) => DTW_COST[2],
     };
-    visits
-        * (NS_PER_SLOT_VISIT[m.count().min(7)] + files_moves * NS_PER_FILES_MOVE)
-        * (1.0 + dtw)
-        * 1e-9
+    let ns = if m.count() == 5 {
+        NS_PER_SLOT_VISIT_5[usize::from(m.has_pawns())]
+    } else {
+        NS_PER_SLOT_VISIT[m.count().min(7)]
+    };
+    visits * (ns + files_moves * NS_PER_FILES_MOVE) * (1.0 + dtw) * 1e-9
 }
 
 /// The tables a WDL or DTZ solve of `m` reads: those its captures reach, capture after

@@ -31,9 +31,9 @@ mod system;
 
 pub use estimate::{
     BASE_MEMORY, DISK_BYTES_PER_SLOT, DISK_HEADER_BYTES, DTW_COST, Estimate, FILES_MOVES_SAMPLES,
-    MAPPED_WDL_BYTES_PER_SLOT, NS_PER_FILES_MOVE, NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4,
-    SOURCE_CACHE_BLOCKS, WRITER_BYTES_PER_SECTION_SLOT, WRITER_IMAGE_BYTES_PER_SLOT, estimate,
-    estimate_with, files_moves_per_slot, human_bytes,
+    MAPPED_WDL_BYTES_PER_SLOT, NS_PER_FILES_MOVE, NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_5,
+    NS_PER_SLOT_VISIT_UP_TO_4, SOURCE_CACHE_BLOCKS, WRITER_BYTES_PER_SECTION_SLOT,
+    WRITER_IMAGE_BYTES_PER_SLOT, estimate, estimate_with, files_moves_per_slot, human_bytes,
 };
 pub use present::{Unusable, check_files, is_present};
 pub use source::DecodedTables;

@@ -5,7 +5,8 @@
 //! the jobs of its dependencies are done (DESIGN.md, "Beyond one machine").
 //!
 //! Time estimates are single-core seconds ([`Estimate::cpu_seconds`]): [`NS_PER_SLOT_VISIT`]
-//! (by piece count) per slot and side for WDL+DTZ, from 6 pieces with [`NS_PER_FILES_MOVE`] for
+//! (by piece count; 5 pieces [`NS_PER_SLOT_VISIT_5`]) per slot and side for WDL+DTZ, from 6
+//! pieces with [`NS_PER_FILES_MOVE`] for
 //! each move a slot has into a table read through its files, and [`DTW_COST`] of that again for
 //! DTW; up
 //! to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] (by pawns) times the slot visits of the table
@@ -19,7 +20,7 @@ use serde_json::json;
 use std::collections::HashMap;
 
 pub use super::estimate::{
-    DTW_COST, NS_PER_FILES_MOVE, NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_UP_TO_4,
+    DTW_COST, NS_PER_FILES_MOVE, NS_PER_SLOT_VISIT, NS_PER_SLOT_VISIT_5, NS_PER_SLOT_VISIT_UP_TO_4,
 };
 
 /// One job of a plan.
