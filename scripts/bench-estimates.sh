@@ -80,11 +80,12 @@ plan = json.loads(plan_text)
 cores = int(sys.argv[3])
 def cls(r):
     return (r["pieces"], r["pawns"])
-meas, est, dtw, rest = {}, {}, {}, {}
+meas, est, dtw, rest, count = {}, {}, {}, {}, {}
 for r in rows:
     if r["cpu_seconds"] is None:
         continue
     k = cls(r)
+    count[k] = count.get(k, 0) + 1
     meas[k] = meas.get(k, 0) + r["cpu_seconds"]
     est[k] = est.get(k, 0) + r["estimated_cpu_seconds"]
     for p in r.get("phases") or []:
@@ -94,9 +95,9 @@ print()
 print(f"{'pieces':>6} {'pawns':>5} {'tables':>6} {'cpu s':>9} {'est s':>9} {'ratio':>6} "
       f"{'dtw/(wdl+dtz)':>13}")
 for k in sorted(meas):
-    n = sum(1 for r in rows if cls(r) == k and r["cpu_seconds"] is not None)
     d = f"{dtw[k] / rest[k]:13.2f}" if dtw.get(k) and rest.get(k) else f"{'-':>13}"
-    print(f"{k[0]:6} {k[1]:5} {n:6} {meas[k]:9.1f} {est[k]:9.1f} {meas[k] / est[k]:6.2f} {d}")
+    print(f"{k[0]:6} {k[1]:5} {count[k]:6} {meas[k]:9.1f} {est[k]:9.1f} "
+          f"{meas[k] / est[k]:6.2f} {d}")
 def ratio(k):
     if k in meas and est[k] > 0:
         return meas[k] / est[k]

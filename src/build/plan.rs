@@ -6,12 +6,11 @@
 //!
 //! Time estimates are single-core seconds ([`Estimate::cpu_seconds`]): [`NS_PER_SLOT_VISIT`]
 //! (by piece count; 5 pieces [`NS_PER_SLOT_VISIT_5`]) per slot and side for WDL+DTZ, from 6
-//! pieces with [`NS_PER_FILES_MOVE`] for
-//! each move a slot has into a table read through its files, and [`DTW_COST`] of that again for
-//! DTW; up
-//! to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`] (by pawns) times the slot visits of the table
-//! ([`Estimate::work`]). A table's solver and writer use every core given, so divide by the
-//! threads of a job. Memory is [`Estimate::memory`] (see [`crate::build::estimate`]).
+//! pieces with [`NS_PER_FILES_MOVE`] for each move a slot has into a table read through its
+//! files, and [`DTW_COST`] of that again for DTW; up to 4 pieces [`NS_PER_SLOT_VISIT_UP_TO_4`]
+//! (by pawns) times the slot visits of the table ([`Estimate::work`]). A table's solver and
+//! writer use every core given, so divide by the threads of a job. Memory is
+//! [`Estimate::memory`] (see [`crate::build::estimate`]).
 
 use super::{Estimate, estimate_with, human_bytes, metrics};
 use crate::store::file_name;

@@ -470,6 +470,17 @@ impl DecodedTables<'_> {
         files.outcomes.get_or_init(|| decoded).as_ref()
     }
 
+    /// The class of slot `idx` of `side` of a table read through its files: from its
+    /// [`Outcomes`] where a DTW build decoded them (won, drawn or lost only), else from its
+    /// `.wdl` file.
+    #[inline]
+    fn class_in_files(&self, files: &Files, side: usize, idx: u64) -> Result<Wdl, ProbeError> {
+        match self.outcomes(files) {
+            Some(o) => Ok(o.wdl(side, idx)),
+            None => Ok(files.wdl.wdl(side, idx)?),
+        }
+    }
+
     /// Whether the quiet position `pos` is won, drawn or lost, as `W(1)`, `D` or `L(1)`, from
     /// its table in metric `file` (read as a build in that file reads it): a read of its
     /// class, never a search.
@@ -478,15 +489,12 @@ impl DecodedTables<'_> {
             let d = match source {
                 Source::Decoded(d) => d,
                 Source::Files(f) => {
-                    if let Some(o) = self.outcomes(f) {
-                        let (side, idx) = f
-                            .wdl
-                            .index
-                            .encode_as(pos, m)
-                            .expect("material matches its table");
-                        return Ok(o.wdl(side, idx).as_value().outcome());
-                    }
-                    return Ok(self.value_in_files(f, pos, m, Metric::Wdl)?.outcome());
+                    let (side, idx) = f
+                        .wdl
+                        .index
+                        .encode_as(pos, m)
+                        .expect("material matches its table");
+                    return Ok(self.class_in_files(f, side, idx)?.as_value().outcome());
                 }
             };
             let (side, idx) = d
@@ -586,13 +594,11 @@ impl DecodedTables<'_> {
             .index
             .encode_as(pos, m)
             .expect("material matches its table");
-        let w = match file {
+        let w = if file == Metric::Dtw {
             // Only a win's or a loss's sign matters beside a distance.
-            Metric::Dtw => match self.outcomes(files) {
-                Some(o) => o.wdl(side, idx),
-                None => wdl.wdl(side, idx)?,
-            },
-            _ => wdl.wdl(side, idx)?,
+            self.class_in_files(files, side, idx)?
+        } else {
+            wdl.wdl(side, idx)?
         };
         let t = match (file, &files.dtw) {
             (Metric::Wdl, _) => return Ok(w.as_value()),
