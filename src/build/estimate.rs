@@ -40,12 +40,14 @@ use std::collections::HashMap;
 ///   `.wdl` files, which cache no blocks (their mapped pages, at most
 ///   [`MAPPED_WDL_BYTES_PER_SLOT`], and where some blocks' symbols start: a few MB a thread,
 ///   [`crate::format::pairs::CACHED_BLOCKS`]), a DTW build `.dtw` files through block caches
-///   ([`SOURCE_CACHE_BLOCKS`] 2-byte blocks per side); a source lives for one metric, so the
-///   larger of the metrics' counts; a DTW build also decodes tables as large as this one that
-///   promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most), and keeps the
-///   slots it searches of the left-out `.dtw` sides of tables read through their files, at
-///   most one per slot of this table ([`DecodedTables::SEARCHED_BYTES`] at most), and those
-///   tables' classes, 2 bits a slot and side ([`DecodedTables::OUTCOME_BYTES`] at most);
+///   ([`SOURCE_CACHE_BLOCKS`] blocks of 2-byte values, of the one side a `.dtw` file
+///   stores); a source lives for one metric's solve, so the larger of the metrics' counts,
+///   and is released before the writer starts; a DTW build also decodes tables as large as
+///   this one that promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most),
+///   and keeps the slots it searches of the left-out `.dtw` sides of tables read through
+///   their files, at most one per slot of this table ([`DecodedTables::SEARCHED_BYTES`] at
+///   most), and those tables' classes, 2 bits a slot and side
+///   ([`DecodedTables::OUTCOME_BYTES`] at most);
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
@@ -56,10 +58,11 @@ pub struct Estimate {
     /// Slots per side to move.
     pub slots: u64,
     /// Estimated peak memory of the process while building this table, in bytes:
-    /// `max(solver, writer) + sources +` [`BASE_MEMORY`].
+    /// `max(solver + sources, writer) +` [`BASE_MEMORY`].
     pub memory: u64,
     /// Its parts: the solver's and the writer's peaks (the larger over the metrics built), and
-    /// the smaller tables read, decoded or mapped, which both phases hold.
+    /// the smaller tables read, decoded or mapped, which the solver holds (the writer does
+    /// not: they are released before it starts).
     pub solver: u64,
     pub writer: u64,
     pub sources: u64,
@@ -211,8 +214,8 @@ pub fn estimate_with(
             .map(|&d| {
                 let s = size(d);
                 DecodedTables::decoded_bytes(s, Metric::Dtw).unwrap_or_else(|| {
-                    // A block cache holds at most the table itself.
-                    2 * (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
+                    // A block cache holds at most the side its `.dtw` file stores.
+                    (SOURCE_CACHE_BLOCKS as u64 * block).min(2 * s)
                 })
             })
             .sum();
@@ -237,7 +240,7 @@ pub fn estimate_with(
     Estimate {
         material: m,
         slots: n,
-        memory: solver.max(writer) + cache + BASE_MEMORY,
+        memory: (solver + cache).max(writer) + BASE_MEMORY,
         solver,
         writer,
         sources: cache,

@@ -559,14 +559,6 @@ fn build_one(
     let t0 = Instant::now();
     let mut meter = measure.then(system::Meter::start);
     events(&BuildEvent::Start { i, material: m });
-    // A fresh source per table: its block caches hold this table's dependencies only.
-    let source = Tablebase::open_with(
-        dirs,
-        ReadOptions {
-            cache_blocks: SOURCE_CACHE_BLOCKS,
-        },
-    )
-    .map_err(BuildError::Probe)?;
     let mut bytes = 0;
     // A DTW solve's one-ply searches of left-out `.dtw` sides reach further than a WDL/DTZ
     // solve's reads.
@@ -575,6 +567,15 @@ fn build_one(
     // The WDL classes of the WDL/DTZ solve, for the DTW solve after it (`WdlHint`).
     let mut hint: Option<Arc<WdlHint>> = None;
     for &metric in t.metrics {
+        // A fresh source per table and metric: its block caches hold only what this solve
+        // reads, and it is gone before the writer starts (below).
+        let source = Tablebase::open_with(
+            dirs,
+            ReadOptions {
+                cache_blocks: SOURCE_CACHE_BLOCKS,
+            },
+        )
+        .map_err(BuildError::Probe)?;
         let mut decoded = DecodedTables::new(&source);
         decoded
             .preload(
@@ -600,8 +601,12 @@ fn build_one(
             events(&BuildEvent::Solver(p.clone()))
         })
         .map_err(|e| BuildError::Gen(m, e))?;
-        // The classes are not needed by the writer.
+        // Neither the classes nor the smaller tables are needed by the writer: the peak is
+        // the solver's with its sources, or the writer's alone.
         drop(solve_opts);
+        drop(decoded);
+        drop(source);
+        system::release_free_memory();
         if let Some(meter) = &mut meter {
             meter.lap(metric, Step::Solve);
         }
@@ -613,14 +618,16 @@ fn build_one(
         for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
             bytes += stats.file_len;
         }
-        if let Some(meter) = &mut meter {
-            meter.lap(metric, Step::Write);
-        }
         if metric != Metric::Dtw && t.metrics.contains(&Metric::Dtw) {
             let h = WdlHint::of(&table).map_err(|e| BuildError::Gen(m, GenError::Scratch(e)))?;
             hint = Some(Arc::new(h));
         }
         table.remove_resume_files();
+        drop(table);
+        system::release_free_memory();
+        if let Some(meter) = &mut meter {
+            meter.lap(metric, Step::Write);
+        }
     }
     events(&BuildEvent::Done {
         i,
