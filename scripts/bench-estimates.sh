@@ -8,9 +8,12 @@
 # time over the estimated one, and the DTW phases over the WDL+DTZ ones; and it extrapolates the
 # whole N-piece set (`plan --max-pieces N`) by those ratios (a class with no table built takes
 # its piece count's ratio), in core-hours and in hours on this machine's cores.
+# With SEPARATE=1 each MATERIAL is built by its own `generate` (in the order given, each with
+# what it needs that is missing), so that no table's peak carries what the one before it left
+# in the process: give the tables in dependency order, or their dependencies in WITH_TABLES.
 # Usage: scripts/bench-estimates.sh [WORKDIR] [MATERIAL...]
 #   env: METRICS (default wdl,dtz), WITH_TABLES (default none), THREADS (default all cores),
-#        EXTRAPOLATE (default none)
+#        EXTRAPOLATE (default none), SEPARATE (default none)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 work=${1:-/tmp/antitb-estimates}
@@ -27,8 +30,15 @@ with=()
 [ -n "${WITH_TABLES:-}" ] && with=(--with-tables "$WITH_TABLES")
 threads=()
 [ -n "${THREADS:-}" ] && threads=(--threads "$THREADS")
-"$bin" generate "${materials[@]}" --metrics "$metrics" --tables "$work/tables" "${with[@]}" \
-  "${threads[@]}" --report "$report" --quiet
+build() {
+  "$bin" generate "$@" --metrics "$metrics" --tables "$work/tables" "${with[@]}" \
+    "${threads[@]}" --report "$report" --quiet
+}
+if [ -n "${SEPARATE:-}" ]; then
+  for m in "${materials[@]}"; do build "$m"; done
+else
+  build "${materials[@]}"
+fi
 plan=$work/plan.json
 : > "$plan"
 [ -n "${EXTRAPOLATE:-}" ] && "$bin" plan --max-pieces "$EXTRAPOLATE" --metrics "$metrics" > "$plan"
