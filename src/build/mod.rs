@@ -618,16 +618,15 @@ fn build_one(
         for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
             bytes += stats.file_len;
         }
+        system::release_free_memory();
+        if let Some(meter) = &mut meter {
+            meter.lap(metric, Step::Write);
+        }
         if metric != Metric::Dtw && t.metrics.contains(&Metric::Dtw) {
             let h = WdlHint::of(&table).map_err(|e| BuildError::Gen(m, GenError::Scratch(e)))?;
             hint = Some(Arc::new(h));
         }
         table.remove_resume_files();
-        drop(table);
-        system::release_free_memory();
-        if let Some(meter) = &mut meter {
-            meter.lap(metric, Step::Write);
-        }
     }
     events(&BuildEvent::Done {
         i,
