@@ -578,7 +578,8 @@ fn build_one(
         .map_err(BuildError::Probe)?;
         let mut decoded = DecodedTables::new(&source);
         decoded
-            .preload(
+            .preload_for(
+                m,
                 if metric == Metric::Dtw {
                     &needed
                 } else {
