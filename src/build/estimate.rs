@@ -353,9 +353,10 @@ pub const NS_PER_SLOT_VISIT_5: [f64; 2] = [292.0, 448.0];
 /// table read through its files adds to a WDL+DTZ build ([`NS_PER_SLOT_VISIT`]): the lookup
 /// walks a compressed block, and a capture position there is resolved by a capture search
 /// whose leaves are read the same way. Moves into the tables a build decodes whole beyond
-/// [`DecodedTables::MAX_BYTES`] ([`DecodedTables::WDL_BYTES`]) do not count: KKKKvKQ (0.81
-/// moves a slot into its five-piece tables, all now decoded) took 0.73x the CPU time it took
-/// reading them through their files, where this estimate gives 0.69x.
+/// [`DecodedTables::MAX_BYTES`] ([`DecodedTables::WDL_BYTES`]) do not count: KKKKvKQ and
+/// BBBBvQB (0.81 and 0.87 moves a slot into their five-piece tables, all now decoded) took
+/// 0.73x and 0.71x the CPU time they took reading them through their files, where this
+/// estimate gives 0.69x.
 pub const NS_PER_FILES_MOVE: f64 = 252.0;
 
 /// A DTW build's CPU time beside its table's WDL+DTZ build (what [`NS_PER_SLOT_VISIT`] adds
