@@ -35,7 +35,7 @@ use std::collections::{HashMap, HashSet};
 ///   exact values and, for a table that may be written in another order and whose codes fit
 ///   [`COPY_BYTES`], a copy of them in that order (4 bytes a slot);
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
-///   decoded, 1 byte per slot and side for WDL and DTZ, 2 for DTW; tables above
+///   decoded, half a byte per slot and side for WDL and DTZ, 2 for DTW; tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead (a WDL/DTZ build still
 ///   decodes those with fewer pieces than its table, smallest first, up to
 ///   [`DecodedTables::WDL_BYTES`]: [`DecodedTables::wdl_decoded_whole`]): a WDL/DTZ build reads

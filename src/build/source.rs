@@ -9,8 +9,8 @@
 //! files, where each of a thread's last blocks' symbols start).
 //!
 //! For WDL and DTZ tables only the WDL class of a smaller table's position matters (a zeroing
-//! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at one byte
-//! per slot and side, where a capture position's class is kept once resolved; a WDL/DTZ build
+//! move scores by it, [`Metric::zeroing`]), so the `.wdl` files are read and kept at half a
+//! byte per slot and side, where a capture position's class is kept once resolved; a WDL/DTZ build
 //! also decodes larger tables than [`DecodedTables::MAX_BYTES`] whole, those with fewer pieces
 //! than the table built, up to [`DecodedTables::WDL_BYTES`] (from six pieces, the five-piece
 //! tables its captures reach: read through their files, each lookup decoded part of a block,
@@ -47,20 +47,20 @@ struct Decoded {
 
 /// A decoded table's values per side.
 enum Sides {
-    /// A `.wdl` file's classes, one [`WdlCell`] byte a slot.
-    Wdl([Vec<AtomicU8>; 2]),
+    /// A `.wdl` file's classes, a [`WdlCell`] (half a byte) a slot.
+    Wdl([WdlCells; 2]),
     /// DTW per side, from a `.dtw` file and its `.wdl` file.
     Dtw([DtwSide; 2]),
 }
 
-/// A slot of a decoded `.wdl` side: the class of a quiet position, as [`Wdl::to_i8`] + 2; or,
-/// for a position whose side to move can capture (which the file does not store), its class
-/// with captures resolved ([`TableSource::capture_value`]) and [`WdlCell::RESOLVED`] once
-/// found, nothing meaningful before.
+/// A slot of a decoded `.wdl` side, 4 bits: the class of a quiet position, as [`Wdl::to_i8`] + 2
+/// (3 bits); or, for a position whose side to move can capture (which the file does not store),
+/// its class with captures resolved ([`TableSource::capture_value`]) and [`WdlCell::RESOLVED`]
+/// once found, nothing meaningful before.
 struct WdlCell;
 
 impl WdlCell {
-    const RESOLVED: u8 = 0x80;
+    const RESOLVED: u8 = 0x8;
     /// The class of each byte (less the mark) as the value that stands for it.
     const VALUES: [Value; 5] = [
         Wdl::Loss.as_value(),
@@ -92,13 +92,58 @@ enum DtwSide {
     Searched(SearchedSide),
 }
 
+/// The [`WdlCell`]s of one side of a decoded `.wdl` table, two slots a byte (the low half
+/// first): half a byte a slot lets a build decode twice the tables in the same memory as one
+/// byte did ([`DecodedTables::WDL_BYTES`]).
+struct WdlCells(Vec<AtomicU8>);
+
+impl WdlCells {
+    /// The cells of one side of `wdl`, from its symbols (the class + 2, each a cell
+    /// unresolved), decoded section by section.
+    fn decode(wdl: &StoredTable, side: usize) -> Result<WdlCells, ProbeError> {
+        let n = wdl.index.size() as usize;
+        let mut packed = Vec::with_capacity(n.div_ceil(2));
+        for k in 0..wdl.sections_per_side() {
+            // Sections hold an even number of slots, but for the last.
+            let part = wdl.decode_wdl_section_symbols(side, k)?;
+            packed.extend(
+                part.chunks(2)
+                    .map(|c| AtomicU8::new(c[0] | c.get(1).map_or(0, |&h| h << 4))),
+            );
+        }
+        debug_assert_eq!(packed.len(), n.div_ceil(2));
+        Ok(WdlCells(packed))
+    }
+
+    /// Bytes held for `slots` slots.
+    fn bytes(slots: u64) -> u64 {
+        slots.div_ceil(2)
+    }
+
+    /// The cell of slot `idx`.
+    #[inline]
+    fn get(&self, idx: usize) -> u8 {
+        (self.0[idx / 2].load(Ordering::Relaxed) >> (4 * (idx % 2))) & 0xf
+    }
+
+    /// Set the cell of slot `idx` to `cell`, leaving its neighbour's as it is (whichever thread
+    /// sets it last, a slot's cell is a function of its position).
+    #[inline]
+    fn set(&self, idx: usize, cell: u8) {
+        let shift = 4 * (idx % 2);
+        let _ = self.0[idx / 2].fetch_update(Ordering::Relaxed, Ordering::Relaxed, |b| {
+            Some((b & !(0xf << shift)) | cell << shift)
+        });
+    }
+}
+
 impl Decoded {
     /// The value of slot `idx` of `side`, or `None` for a slot of a left-out DTW side that has
     /// not been searched yet.
     #[inline]
     fn value(&self, side: usize, idx: usize) -> Option<Value> {
         match &self.sides {
-            Sides::Wdl(s) => Some(WdlCell::value(s[side][idx].load(Ordering::Relaxed))),
+            Sides::Wdl(s) => Some(WdlCell::value(s[side].get(idx))),
             Sides::Dtw(s) => match &s[side] {
                 DtwSide::Stored(codes) => Some(Value(codes[idx])),
                 DtwSide::Searched(found) => found.get(idx),
@@ -245,7 +290,7 @@ pub struct DecodedTables<'a> {
 impl<'a> DecodedTables<'a> {
     /// Tables whose decoded values (both sides) would take more bytes than this are not
     /// decoded whole. 24 MiB holds every table up to four pieces in both forms (the largest,
-    /// with one pawn such as `KNPvB`, has 5.7 M slots per side: 11 MB of WDL classes, 23 MB
+    /// with one pawn such as `KNPvB`, has 5.7 M slots per side: 5.7 MB of WDL classes, 23 MB
     /// of DTW codes); five-piece tables (about 10^8 slots) are read from their memory-mapped
     /// files, as a six-piece table reaches up to 30 of them.
     pub const MAX_BYTES: u64 = 24 << 20;
@@ -268,8 +313,8 @@ impl<'a> DecodedTables<'a> {
     /// whole all the same ([`DecodedTables::wdl_decoded_whole`]): from six pieces, the
     /// five-piece tables its captures reach. Read through its file, a lookup decodes part of a
     /// compressed block, and a position whose side to move can capture is resolved by a capture
-    /// search each time a capture reaches it; decoded, it is one byte, and a resolved capture
-    /// position's class is kept in its slot.
+    /// search each time a capture reaches it; decoded, it is half a byte, and a resolved
+    /// capture position's class is kept in its slot.
     pub const WDL_BYTES: u64 = 4 << 30;
 
     /// Bytes the kept searched slots take at most ([`DecodedTables::SEARCHED_SLOTS`]).
@@ -297,15 +342,14 @@ impl<'a> DecodedTables<'a> {
         (bytes <= Self::MAX_BYTES).then_some(bytes)
     }
 
-    /// Bytes of `slots` slots per side decoded whole for a generation in `metric`: 1 byte per
-    /// slot and side for WDL and DTZ (a `.wdl` file), 2 for DTW.
+    /// Bytes of `slots` slots per side decoded whole for a generation in `metric`: half a
+    /// byte per slot and side for WDL and DTZ (a `.wdl` file's classes, 4 bits a slot), 2 for DTW.
     pub fn whole_bytes(slots: u64, metric: Metric) -> u64 {
-        let per_slot = if metric.zeroing_file() == Metric::Wdl {
-            1
+        if metric.zeroing_file() == Metric::Wdl {
+            2 * WdlCells::bytes(slots)
         } else {
-            2
-        };
-        2 * per_slot * slots
+            4 * slots
+        }
     }
 
     /// Which of the tables a WDL/DTZ solve of `built` reads (`reads`: each with its slots a
@@ -422,12 +466,11 @@ impl<'a> DecodedTables<'a> {
         let decodes = whole
             || Self::decoded_bytes(wdl.index.size(), file).is_some_and(|b| b <= self.max_bytes);
         let d = if decodes {
-            // A `.wdl` symbol is the class + 2, a `WdlCell` unresolved.
-            let wdls = [wdl.decode_wdl_symbols(0)?, wdl.decode_wdl_symbols(1)?];
             let sides = if file == Metric::Wdl {
-                // Collected in place: same size.
-                Sides::Wdl(wdls.map(|w| w.into_iter().map(AtomicU8::new).collect()))
+                // A `.wdl` symbol is the class + 2, a `WdlCell` unresolved.
+                Sides::Wdl([WdlCells::decode(&wdl, 0)?, WdlCells::decode(&wdl, 1)?])
             } else {
+                let wdls = [wdl.decode_wdl_symbols(0)?, wdl.decode_wdl_symbols(1)?];
                 // Values: the class from the `.wdl` file, the distance from this one.
                 let t = self.tb.table(key.0, file)?;
                 let codes = |s: usize| -> Result<Option<Vec<u16>>, ProbeError> {
@@ -582,7 +625,7 @@ impl DecodedTables<'_> {
                 .expect("material matches its table");
             let idx = idx as usize;
             Ok(match &d.sides {
-                Sides::Wdl(s) => WdlCell::value(s[side][idx].load(Ordering::Relaxed)).outcome(),
+                Sides::Wdl(s) => WdlCell::value(s[side].get(idx)).outcome(),
                 Sides::Dtw(s) => match &s[side] {
                     DtwSide::Stored(codes) => Value(codes[idx]).outcome(),
                     DtwSide::Searched(found) => found.outcome(idx),
@@ -725,8 +768,8 @@ impl DecodedTables<'_> {
                 .index
                 .encode_as(pos, m)
                 .expect("material matches its table");
-            let cell = &s[side][idx as usize];
-            let b = cell.load(Ordering::Relaxed);
+            let (cells, idx) = (&s[side], idx as usize);
+            let b = cells.get(idx);
             if b & WdlCell::RESOLVED != 0 {
                 return Ok(WdlCell::value(b));
             }
@@ -737,7 +780,7 @@ impl DecodedTables<'_> {
                 &mut |p: &Position| self.stored_value(p, metric),
                 &mut |p: &Position| self.capture_value(p, metric),
             )?;
-            cell.store(WdlCell::of(v.wdl()) | WdlCell::RESOLVED, Ordering::Relaxed);
+            cells.set(idx, WdlCell::of(v.wdl()) | WdlCell::RESOLVED);
             return Ok(v);
         }
         resolve(pos, metric, &mut |p: &Position| {
@@ -801,10 +844,39 @@ mod tests {
     }
 
     #[test]
+    fn wdl_cells_keep_two_slots_a_byte_apart() {
+        use rayon::prelude::*;
+        // An odd number of slots, every symbol beside every other.
+        let n: usize = 10_001;
+        let cells = WdlCells((0..n.div_ceil(2)).map(|_| AtomicU8::new(0)).collect());
+        let sym = |i: usize| (i * 7 % 5) as u8;
+        (0..n).for_each(|i| cells.set(i, sym(i)));
+        assert!((0..n).all(|i| cells.get(i) == sym(i)));
+        // Resolving neighbours from several threads at once loses neither.
+        (0..n).into_par_iter().for_each(|i| {
+            if i % 3 != 0 {
+                cells.set(i, WdlCell::of(Wdl::Loss) | WdlCell::RESOLVED);
+            }
+        });
+        for i in 0..n {
+            let want = if i % 3 != 0 {
+                Wdl::Loss.as_value()
+            } else {
+                WdlCell::VALUES[usize::from(sym(i))]
+            };
+            assert_eq!(WdlCell::value(cells.get(i)), want, "slot {i}");
+            assert_eq!(cells.get(i) & WdlCell::RESOLVED != 0, i % 3 != 0);
+        }
+        assert_eq!(WdlCells::bytes(n as u64), cells.0.len() as u64);
+    }
+
+    #[test]
     fn wdl_builds_decode_smaller_tables_whole_within_the_budget() {
-        let small = DecodedTables::MAX_BYTES / 2;
-        // 1 byte a slot and side: a third of the budget each.
-        let third = DecodedTables::WDL_BYTES / 6 + 1;
+        // Half a byte a slot and side: `small` slots take MAX_BYTES, `third` a third of the
+        // budget.
+        let small = DecodedTables::MAX_BYTES;
+        assert_eq!(DecodedTables::whole_bytes(small, Metric::Wdl), small);
+        let third = DecodedTables::WDL_BYTES / 3 + 1;
         let reads = [
             (m("KQRvKBQ"), third),    // as large as the table built: a promotion's
             (m("KQRvBN"), third + 1), // the largest: left out once the budget is spent

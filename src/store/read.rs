@@ -292,24 +292,30 @@ impl StoredTable {
             .collect())
     }
 
+    /// Section `k` of `side` of a `.wdl` file as [`StoredTable::decode_wdl_symbols`] gives it.
+    pub fn decode_wdl_section_symbols(&self, side: usize, k: usize) -> Result<Vec<u8>, StoreError> {
+        debug_assert_eq!(self.metric, Metric::Wdl);
+        let s = self.section_of(side)? + k;
+        let part = if self.file.value_width() == 1 {
+            self.file.decode_section_u8(s)?
+        } else {
+            // Symbols above a byte are out of range: checked below.
+            let raw = self.file.decode_section(s)?;
+            raw.into_iter().map(|r| r.min(255) as u8).collect()
+        };
+        if let Some(&bad) = part.iter().find(|&&s| s > 4) {
+            return Err(self.bad_wdl(u16::from(bad)));
+        }
+        Ok(part)
+    }
+
     /// Every slot of one side of a `.wdl` file as its symbol, the class + 2 (0..=4, checked):
     /// one byte a slot, each section decoded in one pass (the generator decodes its
     /// dependencies so; [`StoredTable::decode_wdl`] widens them to [`Wdl`]).
     pub fn decode_wdl_symbols(&self, side: usize) -> Result<Vec<u8>, StoreError> {
-        debug_assert_eq!(self.metric, Metric::Wdl);
-        let first = self.section_of(side)?;
         let mut out: Vec<u8> = Vec::new();
         for k in 0..self.per_side {
-            let part = if self.file.value_width() == 1 {
-                self.file.decode_section_u8(first + k)?
-            } else {
-                // Symbols above a byte are out of range: checked below.
-                let raw = self.file.decode_section(first + k)?;
-                raw.into_iter().map(|r| r.min(255) as u8).collect()
-            };
-            if let Some(&bad) = part.iter().find(|&&s| s > 4) {
-                return Err(self.bad_wdl(u16::from(bad)));
-            }
+            let part = self.decode_wdl_section_symbols(side, k)?;
             // A side of one section (every table up to four pieces) is that section's
             // buffer, not a copy of it.
             if out.is_empty() {
