@@ -862,7 +862,7 @@ mod tests {
             let want = if i % 3 != 0 {
                 Wdl::Loss.as_value()
             } else {
-                WdlCell::VALUES[usize::from(sym(i))]
+                WdlCell::value(sym(i))
             };
             assert_eq!(WdlCell::value(cells.get(i)), want, "slot {i}");
             assert_eq!(cells.get(i) & WdlCell::RESOLVED != 0, i % 3 != 0);

@@ -212,11 +212,12 @@ impl StoredTable {
 
     /// Section `k` of `side` of a `.wdl` file, decoded.
     pub fn decode_wdl_section(&self, side: usize, k: usize) -> Result<Vec<Wdl>, StoreError> {
-        debug_assert_eq!(self.metric, Metric::Wdl);
-        self.raw_section(side, k)?
+        Ok(self
+            .decode_wdl_section_symbols(side, k)?
             .into_iter()
-            .map(|raw| wdl_of_symbol(raw).ok_or_else(|| self.bad_wdl(raw)))
-            .collect()
+            // Checked symbols: the default never stands in.
+            .map(|s| wdl_of_symbol(u16::from(s)).unwrap_or(Wdl::Draw))
+            .collect())
     }
 
     /// Section `k` of `side` of a `.dtz`/`.dtw` file, decoded to distances.
@@ -292,9 +293,11 @@ impl StoredTable {
             .collect())
     }
 
-    /// Section `k` of `side` of a `.wdl` file as [`StoredTable::decode_wdl_symbols`] gives it.
+    /// Section `k` of `side` of a `.wdl` file as [`StoredTable::decode_wdl_symbols`] gives it
+    /// (the generator packs its dependencies' classes from these).
     pub fn decode_wdl_section_symbols(&self, side: usize, k: usize) -> Result<Vec<u8>, StoreError> {
         debug_assert_eq!(self.metric, Metric::Wdl);
+        debug_assert!(k < self.per_side);
         let s = self.section_of(side)? + k;
         let part = if self.file.value_width() == 1 {
             self.file.decode_section_u8(s)?
@@ -310,8 +313,8 @@ impl StoredTable {
     }
 
     /// Every slot of one side of a `.wdl` file as its symbol, the class + 2 (0..=4, checked):
-    /// one byte a slot, each section decoded in one pass (the generator decodes its
-    /// dependencies so; [`StoredTable::decode_wdl`] widens them to [`Wdl`]).
+    /// one byte a slot, each section decoded in one pass (a DTW build decodes its dependencies'
+    /// classes so; [`StoredTable::decode_wdl`] widens them to [`Wdl`]).
     pub fn decode_wdl_symbols(&self, side: usize) -> Result<Vec<u8>, StoreError> {
         let mut out: Vec<u8> = Vec::new();
         for k in 0..self.per_side {
