@@ -22,7 +22,7 @@ use super::exact::{ExactStore, FrameCache, ScratchError};
 use super::hint::{Class, WdlHint};
 use super::{GenError, TableSource};
 use crate::rules::attacks::piece_attacks;
-use crate::rules::{Bitboard, Color, MoveList, Position, Role, Square};
+use crate::rules::{Bitboard, Color, Move, MoveList, Position, Role, Square};
 use crate::table::index::{INDEX_SCHEME, Mover};
 use crate::table::{
     FRAME, Index, LeadCache, MAX_DISTANCE, Material, Metric, NOT_STORED, Placement, Table,
@@ -573,22 +573,15 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         })
     }
 
-    /// Whether `child`, reached by a quiet pawn move, is a position of this table in a finished
-    /// unit whose value the store holds as it is: a push that does not promote and leaves no
-    /// en-passant capture (a slot is the position without one). The store keeps the exact
-    /// value of every slot, a capturing position's too, so its captures need no search.
-    fn in_finished_unit(&self, child: &Position) -> bool {
-        child.ep_square().is_none() && Material::of_position(child) == self.material
-    }
-
     /// Value of a position reached by a quiet pawn move: of this table in a finished unit
-    /// (read as it is, [`TableSolve::in_finished_unit`]), or [`TableSolve::searched_value`].
+    /// (read as it is, [`in_finished_unit`]), or [`TableSolve::searched_value`].
     fn child_value(
         &self,
+        m: &Move,
         child: &Position,
         cache: &mut FrameCache,
     ) -> Result<Value, GenError<S::Error>> {
-        if self.in_finished_unit(child) {
+        if in_finished_unit(m, child) {
             return self.finished_value(child, cache);
         }
         self.searched_value(child)
@@ -654,14 +647,26 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
             return Ok(Some(self.searched_value(pos)?));
         }
         let mut list = MoveList::new();
-        pos.quiet_moves(&mut list);
+        pos.quiet_pawn_moves(&mut list);
         let mut best: Option<Value> = None;
-        for m in list.iter().filter(|m| m.role == Role::Pawn) {
-            let v = self.metric.zeroing(self.child_value(&pos.after(m), cache)?);
+        for m in list.iter() {
+            let v = self
+                .metric
+                .zeroing(self.child_value(m, &pos.after(m), cache)?);
             best = Some(best.map_or(v, |b| b.max(v)));
         }
         Ok(best)
     }
+}
+
+/// Whether `child`, reached by the quiet pawn move `m`, is a position of the table being
+/// solved, in a finished unit whose value the store holds as it is: a push that does not
+/// promote (so leaves the material as it was) and leaves no en-passant capture (a slot is the
+/// position without one). The store keeps the exact value of every slot, a capturing
+/// position's too, so its captures need no search.
+#[inline]
+fn in_finished_unit(m: &Move, child: &Position) -> bool {
+    m.promotion.is_none() && child.ep_square().is_none()
 }
 
 /// A frontier entry: `local * 2 + side`.
@@ -984,8 +989,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             });
         }
         list.clear();
-        pos.quiet_moves(list);
-        if list.is_empty() {
+        pos.quiet_pawn_moves(list);
+        // Only the pawn moves are valued: of the others it matters only whether there is one.
+        let others = pos.has_quiet_piece_move();
+        if list.is_empty() && !others {
             // Stalemate: the side to move has won.
             return Ok(w.decided(Value::win(0)));
         }
@@ -993,33 +1000,28 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         // In DTW only does the distance of a pawn move that keeps a known win need a search:
         // the others are left out by their class.
         let mut baseline: Option<Value> = None;
-        let mut others = 0;
         for m in list.iter() {
-            if m.role == Role::Pawn {
-                let child = pos.after(m);
-                // Outside this table a class read spares the search of a distance that cannot
-                // be best; in it, the value is read as cheaply as the class.
-                let v = if t.in_finished_unit(&child) {
-                    Some(t.finished_value(&child, cache)?)
-                } else if won && !t.child_outcome(&child)?.is_loss() {
-                    None
-                } else {
-                    Some(t.searched_value(&child)?)
-                };
-                let v = match v {
-                    Some(v) if !won || v.is_loss() => t.metric.zeroing(v),
-                    // Not better than a draw (below).
-                    _ => Value::DRAW,
-                };
-                baseline = Some(baseline.map_or(v, |b| b.max(v)));
+            let child = pos.after(m);
+            // Outside this table a class read spares the search of a distance that cannot be
+            // best; in it, the value is read as cheaply as the class.
+            let v = if in_finished_unit(m, &child) {
+                Some(t.finished_value(&child, cache)?)
+            } else if won && !t.child_outcome(&child)?.is_loss() {
+                None
             } else {
-                others += 1;
-            }
+                Some(t.searched_value(&child)?)
+            };
+            let v = match v {
+                Some(v) if !won || v.is_loss() => t.metric.zeroing(v),
+                // Not better than a draw (below).
+                _ => Value::DRAW,
+            };
+            baseline = Some(baseline.map_or(v, |b| b.max(v)));
         }
         if let Some(b) = baseline {
             self.note_distance(b);
         }
-        Ok(match self.pending_code(baseline, others == 0) {
+        Ok(match self.pending_code(baseline, !others) {
             // A known win is never a loss candidate: waiting as for a drawn baseline, it can
             // only become a win.
             state::PEND_NONE | state::PEND_LOSS if won => state::PEND_DRAW,

@@ -346,6 +346,22 @@ impl Position {
     /// [`Position::has_capture`] is false)? Without one, and without a capture, it has won.
     #[inline]
     pub fn has_quiet_move(&self) -> bool {
+        if self.has_quiet_piece_move() {
+            return true;
+        }
+        let occ = self.board.occupied();
+        let step: i32 = if self.turn.is_white() { 8 } else { -8 };
+        for from in self.board.by_role(Role::Pawn) & self.us() {
+            if from.offset(step).is_some_and(|to| !occ.contains(to)) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Does the side to move have a non-capturing move of a piece other than a pawn?
+    #[inline]
+    pub fn has_quiet_piece_move(&self) -> bool {
         let us = self.us();
         let occ = self.board.occupied();
         for role in Role::PIECES {
@@ -355,23 +371,17 @@ impl Position {
                 }
             }
         }
-        let step: i32 = if self.turn.is_white() { 8 } else { -8 };
-        for from in self.board.by_role(Role::Pawn) & us {
-            if from.offset(step).is_some_and(|to| !occ.contains(to)) {
-                return true;
-            }
-        }
         false
     }
 
-    /// Every non-capturing move (legal only if [`Position::has_capture`] is false).
+    /// Every non-capturing move (legal only if [`Position::has_capture`] is false): the
+    /// pieces' moves, then the pawns' ([`Position::quiet_pawn_moves`]).
     pub fn quiet_moves(&self, list: &mut MoveList) {
         let us = self.us();
         let occ = self.board.occupied();
-        let empty = !occ;
         for role in Role::PIECES {
             for from in self.board.by_role(role) & us {
-                for to in piece_attacks(role, from, occ) & empty {
+                for to in piece_attacks(role, from, occ) & !occ {
                     list.push(Move {
                         from,
                         to,
@@ -383,10 +393,17 @@ impl Position {
                 }
             }
         }
+        self.quiet_pawn_moves(list);
+    }
+
+    /// The non-capturing pawn moves (pushes, double steps and promotions): the zeroing
+    /// moves of a position without a capture.
+    pub fn quiet_pawn_moves(&self, list: &mut MoveList) {
+        let empty = !self.board.occupied();
         let white = self.turn.is_white();
         let step: i32 = if white { 8 } else { -8 };
         let start_rank = if white { 1 } else { 6 };
-        for from in self.board.by_role(Role::Pawn) & us {
+        for from in self.board.by_role(Role::Pawn) & self.us() {
             let Some(to) = from.offset(step) else {
                 continue;
             };
