@@ -991,8 +991,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         list.clear();
         pos.quiet_pawn_moves(list);
         // Only the pawn moves are valued: of the others it matters only whether there is one.
-        let others = pos.has_quiet_piece_move();
-        if list.is_empty() && !others {
+        let piece_moves = pos.has_quiet_piece_move();
+        if list.is_empty() && !piece_moves {
             // Stalemate: the side to move has won.
             return Ok(w.decided(Value::win(0)));
         }
@@ -1021,7 +1021,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         if let Some(b) = baseline {
             self.note_distance(b);
         }
-        Ok(match self.pending_code(baseline, !others) {
+        Ok(match self.pending_code(baseline, !piece_moves) {
             // A known win is never a loss candidate: waiting as for a drawn baseline, it can
             // only become a win.
             state::PEND_NONE | state::PEND_LOSS if won => state::PEND_DRAW,

@@ -346,17 +346,9 @@ impl Position {
     /// [`Position::has_capture`] is false)? Without one, and without a capture, it has won.
     #[inline]
     pub fn has_quiet_move(&self) -> bool {
-        if self.has_quiet_piece_move() {
-            return true;
-        }
-        let occ = self.board.occupied();
-        let step: i32 = if self.turn.is_white() { 8 } else { -8 };
-        for from in self.board.by_role(Role::Pawn) & self.us() {
-            if from.offset(step).is_some_and(|to| !occ.contains(to)) {
-                return true;
-            }
-        }
-        false
+        let pawns = self.board.by_role(Role::Pawn) & self.us();
+        self.has_quiet_piece_move()
+            || (pawns.shift_forward(self.turn.is_white()) & !self.board.occupied()).any()
     }
 
     /// Does the side to move have a non-capturing move of a piece other than a pawn?
