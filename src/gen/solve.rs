@@ -793,12 +793,21 @@ struct Sink {
     /// Slots decided, and those of them at distance `level`.
     decisions: u64,
     at_level: u64,
-    /// The lead part of the last slot taken apart.
+}
+
+/// What a work item reuses from slot to slot: the lead part of the last slot taken apart, and
+/// the [`Mover`] that [`UnitSolver::for_each_quiet`] sets for each moving piece (made once
+/// here rather than for every slot: it is a few hundred bytes).
+#[derive(Default)]
+struct Walk {
     lead: LeadCache,
+    mover: Mover,
 }
 
 /// The state codes a forward level reads and writes ([`UnitSolver::settle`]).
-struct Codes {
+struct Codes<'a> {
+    /// What each code means at this level.
+    classes: &'a Classes,
     /// `L(n−1)`.
     lose_prev: u8,
     /// `W(n)`.
@@ -1323,13 +1332,14 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         if forward {
             drop((events, pending));
             let codes = Codes {
+                classes,
                 lose_prev,
                 win_now,
                 pending_now,
             };
             return self.chunks.par_iter().try_for_each_init(
-                || (new_sink(), FrameCache::default()),
-                |(sink, cache), r| {
+                || (new_sink(), FrameCache::default(), Walk::default()),
+                |(sink, cache, walk), r| {
                     let mut last = None;
                     for local in r.clone() {
                         let code = [self.load(0, local), self.load(1, local)];
@@ -1340,11 +1350,11 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                         let pl = self
                             .t
                             .index
-                            .placement_after(&mut last, global, &mut sink.lead);
+                            .placement_after(&mut last, global, &mut walk.lead);
                         for (side, &code) in code.iter().enumerate() {
                             if classes.undecided(code) {
                                 let at = (side, local, code);
-                                self.settle(sink, cache, at, &pl, &codes, classes)?;
+                                self.settle(sink, cache, &mut walk.mover, at, &pl, &codes)?;
                             }
                         }
                     }
@@ -1353,11 +1363,11 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 },
             );
         }
-        let event = |sink: &mut Sink, side: usize, local: u64, code: u8| {
+        let event = |sink: &mut Sink, walk: &mut Walk, side: usize, local: u64, code: u8| {
             if code == lose_prev {
-                self.propagate_win(sink, side, local, n, win_now, classes);
+                self.propagate_win(sink, walk, side, local, win_now, classes);
             } else if code == win_prev {
-                self.mark_candidates(sink, side, local);
+                self.mark_candidates(sink, walk, side, local);
             } else if code == pending_now
                 && code != state::INVALID
                 && self.codes[side][local as usize]
@@ -1369,38 +1379,44 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         };
         if matches!(events, Bucket::Scan) || matches!(pending, Bucket::Scan) {
             drop((events, pending));
-            self.chunks.par_iter().for_each_init(new_sink, |sink, r| {
-                for local in r.clone() {
-                    for side in 0..2 {
-                        event(sink, side, local, self.load(side, local));
+            let init = || (new_sink(), Walk::default());
+            self.chunks
+                .par_iter()
+                .for_each_init(init, |(sink, walk), r| {
+                    for local in r.clone() {
+                        for side in 0..2 {
+                            event(sink, walk, side, local, self.load(side, local));
+                        }
                     }
-                }
-                self.flush(sink);
-            });
+                    self.flush(sink);
+                });
         } else {
             for list in [pending, events] {
                 if let Bucket::Listed(list) = list {
-                    list.par_chunks(LIST_CHUNK)
-                        .for_each_init(new_sink, |sink, part| {
+                    list.par_chunks(LIST_CHUNK).for_each_init(
+                        || (new_sink(), Walk::default()),
+                        |(sink, walk), part| {
                             for &e in part {
                                 let (side, local) = ((e & 1) as usize, e >> 1);
-                                event(sink, side, local, self.load(side, local));
+                                event(sink, walk, side, local, self.load(side, local));
                             }
                             self.flush(sink);
-                        });
+                        },
+                    );
                 }
             }
         }
         let candidates =
             std::mem::take(&mut self.frontier.lock().expect("frontier lock").candidates);
-        let check = |sink: &mut Sink, cache: &mut FrameCache, side: usize, local: u64| {
-            let code = self.load(side, local);
-            if code == state::PEND_NONE_CAND || code == state::PEND_LOSS_CAND {
-                self.check_loss(sink, cache, side, local, code, classes)
-            } else {
-                Ok(())
-            }
-        };
+        let check =
+            |(sink, cache, walk): &mut (Sink, FrameCache, Walk), side: usize, local: u64| {
+                let code = self.load(side, local);
+                if code == state::PEND_NONE_CAND || code == state::PEND_LOSS_CAND {
+                    self.check_loss(sink, cache, walk, (side, local, code), classes)
+                } else {
+                    Ok(())
+                }
+            };
         // A candidate's check reads the codes of its moves only, which this pass never
         // changes to anything a check reads as an earlier win: the result is the same in any
         // order.
@@ -1409,25 +1425,25 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             Bucket::Listed(list) => {
                 self.frontier.lock().expect("frontier lock").total -= list.len();
                 list.par_chunks(LIST_CHUNK / 4).try_for_each_init(
-                    || (new_sink(), FrameCache::default()),
-                    |(sink, cache), part| {
+                    || (new_sink(), FrameCache::default(), Walk::default()),
+                    |work, part| {
                         for &e in part {
-                            check(sink, cache, (e & 1) as usize, e >> 1)?;
+                            check(work, (e & 1) as usize, e >> 1)?;
                         }
-                        self.flush(sink);
+                        self.flush(&mut work.0);
                         Ok(())
                     },
                 )
             }
             Bucket::Scan => self.chunks.par_iter().try_for_each_init(
-                || (new_sink(), FrameCache::default()),
-                |(sink, cache), r| {
+                || (new_sink(), FrameCache::default(), Walk::default()),
+                |work, r| {
                     for local in r.clone() {
                         for side in 0..2 {
-                            check(sink, cache, side, local)?;
+                            check(work, side, local)?;
                         }
                     }
-                    self.flush(sink);
+                    self.flush(&mut work.0);
                     Ok(())
                 },
             ),
@@ -1442,6 +1458,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     #[inline]
     fn for_each_quiet(
         &self,
+        m: &mut Mover,
         pl: &Placement,
         side: usize,
         local: u64,
@@ -1458,14 +1475,13 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             .iter()
             .fold(Bitboard::EMPTY, |b, &s| b.with(Square::new(u32::from(s))));
         let out_side = 1 - side;
-        let mut m = Mover::default();
         for j in 0..k {
             let piece = ix.digit_piece(j);
             if piece.color != mover || piece.role == Role::Pawn {
                 continue;
             }
             let from = Square::new(u32::from(pl.squares[j]));
-            ix.set_mover(&mut m, pl, j);
+            ix.set_mover(m, pl, j);
             for to in piece_attacks(piece.role, from, occ) & !occ {
                 let g = m.moved(ix, pl, to);
                 if !f(out_side, g.wrapping_add(shift)) {
@@ -1491,54 +1507,70 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         }
     }
 
-    /// `(side, local)` is `L(n−1)`: its undecided quiet predecessors win in `n`.
+    /// `(side, local)` is `L(n−1)`: its undecided quiet predecessors win in `n` (the sink's
+    /// level).
     fn propagate_win(
         &self,
         sink: &mut Sink,
+        walk: &mut Walk,
         side: usize,
         local: u64,
-        n: u32,
         win_now: u8,
         classes: &Classes,
     ) {
-        let pl = self.placement(&mut sink.lead, local);
-        self.for_each_quiet(&pl, side, local, Self::color_of(1 - side), |ps, pi| {
+        self.for_each_unmove(walk, side, local, |ps, pi| {
             let cell = &self.codes[ps][pi as usize];
             let mut code = cell.load(Relaxed);
             while classes.undecided(code) {
                 match cell.compare_exchange_weak(code, win_now, Relaxed, Relaxed) {
                     Ok(_) => {
-                        self.decided(sink, ps, pi, n);
+                        self.decided(sink, ps, pi, sink.level);
                         break;
                     }
                     Err(c) => code = c,
                 }
             }
-            true
         });
     }
 
     /// `(side, local)` is `W(n−1)`: its undecided quiet predecessors that could be lost (no
     /// zeroing move that draws or wins) become candidates for [`UnitSolver::check_loss`].
-    fn mark_candidates(&self, sink: &mut Sink, side: usize, local: u64) {
-        let pl = self.placement(&mut sink.lead, local);
-        self.for_each_quiet(&pl, side, local, Self::color_of(1 - side), |ps, pi| {
+    fn mark_candidates(&self, sink: &mut Sink, walk: &mut Walk, side: usize, local: u64) {
+        self.for_each_unmove(walk, side, local, |ps, pi| {
             let cell = &self.codes[ps][pi as usize];
             let mut code = cell.load(Relaxed);
             loop {
                 let cand = match code {
                     state::PEND_NONE => state::PEND_NONE_CAND,
                     state::PEND_LOSS => state::PEND_LOSS_CAND,
-                    _ => return true,
+                    _ => return,
                 };
                 match cell.compare_exchange_weak(code, cand, Relaxed, Relaxed) {
                     Ok(_) => {
                         sink.candidates.push(pi * 2 + ps as u64);
-                        return true;
+                        return;
                     }
                     Err(c) => code = c,
                 }
             }
+        });
+    }
+
+    /// Call `f(slot side, local slot)` for every quiet non-pawn un-move into `(side, local)`:
+    /// the moves of the other side's pieces, taken back ([`UnitSolver::for_each_quiet`]).
+    #[inline]
+    fn for_each_unmove(
+        &self,
+        walk: &mut Walk,
+        side: usize,
+        local: u64,
+        mut f: impl FnMut(usize, u64),
+    ) {
+        let pl = self.placement(&mut walk.lead, local);
+        let mover = Self::color_of(1 - side);
+        self.for_each_quiet(&mut walk.mover, &pl, side, local, mover, |ps, pi| {
+            f(ps, pi);
+            true
         });
     }
 
@@ -1549,16 +1581,17 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         &self,
         sink: &mut Sink,
         cache: &mut FrameCache,
-        side: usize,
-        local: u64,
-        code: u8,
+        walk: &mut Walk,
+        (side, local, code): (usize, u64, u8),
         classes: &Classes,
     ) -> Result<(), GenError<S::Error>> {
         // Stops at the first move that is not a win decided before this level.
-        let pl = self.placement(&mut sink.lead, local);
-        let all_won = self.for_each_quiet(&pl, side, local, Self::color_of(side), |cs, ci| {
-            classes.won_before(self.load(cs, ci))
-        });
+        let pl = self.placement(&mut walk.lead, local);
+        let mover = &mut walk.mover;
+        let all_won =
+            self.for_each_quiet(mover, &pl, side, local, Self::color_of(side), |cs, ci| {
+                classes.won_before(self.load(cs, ci))
+            });
         if !all_won {
             let back = if code == state::PEND_NONE_CAND {
                 state::PEND_NONE
@@ -1582,18 +1615,19 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         &self,
         sink: &mut Sink,
         cache: &mut FrameCache,
+        mover: &mut Mover,
         (side, local, code): (usize, u64, u8),
         pl: &Placement,
         codes: &Codes,
-        classes: &Classes,
     ) -> Result<(), GenError<S::Error>> {
+        let classes = codes.classes;
         if code == codes.pending_now {
             self.set(side, local, codes.win_now);
             self.decided(sink, side, local, sink.level);
             return Ok(());
         }
         let mut all_won = true;
-        let wins = !self.for_each_quiet(pl, side, local, Self::color_of(side), |cs, ci| {
+        let wins = !self.for_each_quiet(mover, pl, side, local, Self::color_of(side), |cs, ci| {
             let c = self.load(cs, ci);
             all_won &= classes.won_before(c);
             c != codes.lose_prev
