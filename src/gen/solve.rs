@@ -1329,6 +1329,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         };
         let classes = Classes::at(&w, n);
         let classes = &classes;
+        // Per work item: what the un-move walks need, and with a frame cache what the loss
+        // checks and forward settles need.
+        let new_walker = || (new_sink(), Walk::default());
+        let new_checker = || (new_sink(), FrameCache::default(), Walk::default());
         if forward {
             drop((events, pending));
             let codes = Codes {
@@ -1338,7 +1342,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 pending_now,
             };
             return self.chunks.par_iter().try_for_each_init(
-                || (new_sink(), FrameCache::default(), Walk::default()),
+                new_checker,
                 |(sink, cache, walk), r| {
                     let mut last = None;
                     for local in r.clone() {
@@ -1379,10 +1383,9 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         };
         if matches!(events, Bucket::Scan) || matches!(pending, Bucket::Scan) {
             drop((events, pending));
-            let init = || (new_sink(), Walk::default());
             self.chunks
                 .par_iter()
-                .for_each_init(init, |(sink, walk), r| {
+                .for_each_init(new_walker, |(sink, walk), r| {
                     for local in r.clone() {
                         for side in 0..2 {
                             event(sink, walk, side, local, self.load(side, local));
@@ -1393,23 +1396,21 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         } else {
             for list in [pending, events] {
                 if let Bucket::Listed(list) = list {
-                    list.par_chunks(LIST_CHUNK).for_each_init(
-                        || (new_sink(), Walk::default()),
-                        |(sink, walk), part| {
+                    list.par_chunks(LIST_CHUNK)
+                        .for_each_init(new_walker, |(sink, walk), part| {
                             for &e in part {
                                 let (side, local) = ((e & 1) as usize, e >> 1);
                                 event(sink, walk, side, local, self.load(side, local));
                             }
                             self.flush(sink);
-                        },
-                    );
+                        });
                 }
             }
         }
         let candidates =
             std::mem::take(&mut self.frontier.lock().expect("frontier lock").candidates);
         let check =
-            |(sink, cache, walk): &mut (Sink, FrameCache, Walk), side: usize, local: u64| {
+            |sink: &mut Sink, cache: &mut FrameCache, walk: &mut Walk, side: usize, local: u64| {
                 let code = self.load(side, local);
                 if code == state::PEND_NONE_CAND || code == state::PEND_LOSS_CAND {
                     self.check_loss(sink, cache, walk, (side, local, code), classes)
@@ -1425,28 +1426,29 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             Bucket::Listed(list) => {
                 self.frontier.lock().expect("frontier lock").total -= list.len();
                 list.par_chunks(LIST_CHUNK / 4).try_for_each_init(
-                    || (new_sink(), FrameCache::default(), Walk::default()),
-                    |work, part| {
+                    new_checker,
+                    |(sink, cache, walk), part| {
                         for &e in part {
-                            check(work, (e & 1) as usize, e >> 1)?;
+                            check(sink, cache, walk, (e & 1) as usize, e >> 1)?;
                         }
-                        self.flush(&mut work.0);
+                        self.flush(sink);
                         Ok(())
                     },
                 )
             }
-            Bucket::Scan => self.chunks.par_iter().try_for_each_init(
-                || (new_sink(), FrameCache::default(), Walk::default()),
-                |work, r| {
-                    for local in r.clone() {
-                        for side in 0..2 {
-                            check(work, side, local)?;
+            Bucket::Scan => {
+                self.chunks
+                    .par_iter()
+                    .try_for_each_init(new_checker, |(sink, cache, walk), r| {
+                        for local in r.clone() {
+                            for side in 0..2 {
+                                check(sink, cache, walk, side, local)?;
+                            }
                         }
-                    }
-                    self.flush(&mut work.0);
-                    Ok(())
-                },
-            ),
+                        self.flush(sink);
+                        Ok(())
+                    })
+            }
         }
     }
 
