@@ -31,12 +31,12 @@ use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
 use crate::store::{StoredTable, value_of_distance};
 use crate::table::{
-    Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out, resolve,
-    resolve_with,
+    Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out,
+    keep_capture, kept_capture, resolve, resolve_with,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 /// One decoded table.
@@ -81,10 +81,12 @@ impl WdlCell {
     }
 }
 
-/// The DTW of one side to move of a decoded table.
+/// The DTW of one side to move of a decoded table. A slot whose position can capture, which
+/// the files do not store, keeps the value of the position once a capture search found it
+/// ([`DecodedTables::capture_value`]), as a [`WdlCell`] keeps its class.
 enum DtwSide {
     /// Value codes of a side the `.dtw` file stores.
-    Stored(Vec<u16>),
+    Stored(Vec<AtomicU16>),
     /// A side the `.dtw` file leaves out: draws from the `.wdl` file, the rest once found by
     /// one ply of search ([`DecodedTables::search_dtw`]). A build looks up few of these slots
     /// (the positions its captures and promotions reach), so searching them on demand costs far
@@ -145,9 +147,30 @@ impl Decoded {
         match &self.sides {
             Sides::Wdl(s) => Some(WdlCell::value(s[side].get(idx))),
             Sides::Dtw(s) => match &s[side] {
-                DtwSide::Stored(codes) => Some(Value(codes[idx])),
+                DtwSide::Stored(codes) => Some(Value(codes[idx].load(Ordering::Relaxed))),
                 DtwSide::Searched(found) => found.get(idx),
             },
+        }
+    }
+}
+
+impl DtwSide {
+    /// The value kept in slot `idx` by [`DtwSide::keep_capture`], if any.
+    #[inline]
+    fn capture(&self, idx: usize) -> Option<Value> {
+        match self {
+            DtwSide::Stored(codes) => kept_capture(codes[idx].load(Ordering::Relaxed)),
+            DtwSide::Searched(found) => found.capture(idx),
+        }
+    }
+
+    /// Keep `value`, the value of the position of slot `idx`, whose side to move can capture
+    /// and which has no en-passant square ([`keep_capture`]).
+    #[inline]
+    fn keep_capture(&self, idx: usize, value: Value) {
+        match self {
+            DtwSide::Stored(codes) => keep_capture(&codes[idx], value),
+            DtwSide::Searched(found) => found.keep_capture(idx, value),
         }
     }
 }
@@ -484,7 +507,7 @@ impl<'a> DecodedTables<'a> {
                     unreachable!("a file stores at least one side");
                 }
                 let side = |stored: Option<Vec<u16>>, wdl: &[u8]| match stored {
-                    Some(codes) => DtwSide::Stored(codes),
+                    Some(codes) => DtwSide::Stored(codes.into_iter().map(AtomicU16::new).collect()),
                     // Draws are known from the `.wdl` file; the rest is searched when needed.
                     None => DtwSide::Searched(SearchedSide::new(
                         wdl.iter().map(|&s| WdlCell::value(s).wdl()),
@@ -538,7 +561,7 @@ impl DecodedTables<'_> {
             unreachable!("a .dtw file stores exactly the side it does not leave out")
         };
         let mut lookup = |p: &Position| match d.index.encode(p) {
-            Some((s, i)) if s != side => Ok(Value(stored[i as usize])),
+            Some((s, i)) if s != side => Ok(Value(stored[i as usize].load(Ordering::Relaxed))),
             _ => self.stored_value(p, Metric::Dtw),
         };
         // From a win only the moves into the opponent's losses are searched: which those are
@@ -553,7 +576,9 @@ impl DecodedTables<'_> {
                 p,
                 Metric::Wdl,
                 &mut |q: &Position| match d.index.encode(q) {
-                    Some((s, i)) if s != side => Ok(Value(stored[i as usize]).outcome()),
+                    Some((s, i)) if s != side => {
+                        Ok(Value(stored[i as usize].load(Ordering::Relaxed)).outcome())
+                    }
                     _ => self.outcome_in(q, Metric::Dtw),
                 },
             )?;
@@ -627,7 +652,7 @@ impl DecodedTables<'_> {
             Ok(match &d.sides {
                 Sides::Wdl(s) => WdlCell::value(s[side].get(idx)).outcome(),
                 Sides::Dtw(s) => match &s[side] {
-                    DtwSide::Stored(codes) => Value(codes[idx]).outcome(),
+                    DtwSide::Stored(codes) => Value(codes[idx].load(Ordering::Relaxed)).outcome(),
                     DtwSide::Searched(found) => found.outcome(idx),
                 },
             })
@@ -753,7 +778,9 @@ impl DecodedTables<'_> {
     }
 
     /// The value in `metric` of `pos` (of material `m`), whose side to move can capture, in its
-    /// table `source`: kept in a decoded `.wdl` table once resolved, searched otherwise.
+    /// table `source`: kept in its slot of a decoded table once resolved (in a `.wdl` table its
+    /// class, in a `.dtw` table its value), searched otherwise. A position with an en-passant
+    /// square is searched: its slot is the position without one.
     fn capture_value_from(
         &self,
         source: &Source,
@@ -761,31 +788,47 @@ impl DecodedTables<'_> {
         m: Material,
         metric: Metric,
     ) -> Result<Value, ProbeError> {
-        if let Source::Decoded(d) = source
-            && let Sides::Wdl(s) = &d.sides
-        {
-            let (side, idx) = d
-                .index
-                .encode_as(pos, m)
-                .expect("material matches its table");
-            let (cells, idx) = (&s[side], idx as usize);
-            let b = cells.get(idx);
-            if b & WdlCell::RESOLVED != 0 {
-                return Ok(WdlCell::value(b));
-            }
-            // Only the class matters (`metric` reads `.wdl` files): it is what is kept.
-            let v = resolve_with(
+        let search = || {
+            resolve_with(
                 pos,
                 metric,
                 &mut |p: &Position| self.stored_value(p, metric),
                 &mut |p: &Position| self.capture_value(p, metric),
-            )?;
-            cells.set(idx, WdlCell::of(v.wdl()) | WdlCell::RESOLVED);
-            return Ok(v);
+            )
+        };
+        let Source::Decoded(d) = source else {
+            return resolve(pos, metric, &mut |p: &Position| {
+                self.stored_value(p, metric)
+            });
+        };
+        if pos.ep_square().is_some() {
+            return search();
         }
-        resolve(pos, metric, &mut |p: &Position| {
-            self.stored_value(p, metric)
-        })
+        let (side, idx) = d
+            .index
+            .encode_as(pos, m)
+            .expect("material matches its table");
+        let idx = idx as usize;
+        match &d.sides {
+            Sides::Wdl(s) => {
+                let b = s[side].get(idx);
+                if b & WdlCell::RESOLVED != 0 {
+                    return Ok(WdlCell::value(b));
+                }
+                // Only the class matters (`metric` reads `.wdl` files): it is what is kept.
+                let v = search()?;
+                s[side].set(idx, WdlCell::of(v.wdl()) | WdlCell::RESOLVED);
+                Ok(v)
+            }
+            Sides::Dtw(s) => {
+                if let Some(v) = s[side].capture(idx) {
+                    return Ok(v);
+                }
+                let v = search()?;
+                s[side].keep_capture(idx, v);
+                Ok(v)
+            }
+        }
     }
 
     /// The value of `pos` (of material `m`) in metric `file`, read as `source` says.

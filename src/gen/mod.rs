@@ -27,8 +27,11 @@
 //! per-distance *frontier lists* filled as values are decided (8-byte entries, at most a
 //! quarter byte per slot and side in all, or 32 MiB in a smaller unit: [`list_caps`]), or,
 //! for distances with too many slots to list, by one parallel scan (rayon, 4096-slot chunks)
-//! over the unit; loss candidates are marked in the state byte and listed likewise. Which way
-//! a slot is found never changes a value.
+//! over the unit; loss candidates are marked in the state byte and listed likewise. A level
+//! is solved backward from those slots, forward (every undecided slot looks at its own
+//! moves), or mixed (wins backward from the losses of the level before, and every slot that
+//! could still be lost looks at its own moves), whichever visits the fewest slots
+//! ([`Direction`]). Which way a slot is found never changes a value.
 //! Writes to arbitrary slots are relaxed atomic stores (a compare-and-swap where two events
 //! may decide the same slot); they are race-free in effect because every value written at a
 //! level depends only on values decided at earlier levels, so the result is the same for any

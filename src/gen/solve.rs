@@ -167,6 +167,13 @@ fn is_pending(code: u8) -> bool {
     (state::PEND_NONE..=state::PEND_W101).contains(&code)
 }
 
+/// Whether an undecided slot could still be lost: no zeroing move that draws or wins (a
+/// candidate of [`UnitSolver::check_loss`] or not).
+#[inline]
+fn could_lose(code: u8) -> bool {
+    (state::PEND_NONE..=state::PEND_LOSS_CAND).contains(&code)
+}
+
 /// Bit of [`Classes`]: an undecided position (any pending code, baseline wins included).
 const UNDECIDED: u8 = 1;
 /// Bit of [`Classes`]: a win decided before the current level.
@@ -272,8 +279,9 @@ pub struct SolveOptions {
 /// positions it decides.
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
 pub enum Direction {
-    /// Backward from its events when they are fewer than the undecided positions (with a
-    /// scan's cost added), forward otherwise.
+    /// Whichever form visits the fewest slots: backward its events; forward the undecided
+    /// positions, and mixed the losses of the level before and the undecided positions that
+    /// could be lost, each with a scan's cost added.
     #[default]
     Auto,
     /// Backward: un-move from each position decided at the level before (a loss's
@@ -282,6 +290,12 @@ pub enum Direction {
     /// Forward: every undecided position looks at its own moves (one to a loss of the level
     /// before wins; all to earlier wins lose).
     Forward,
+    /// Wins backward, losses forward, in one scan of the unit: the losses of the level before
+    /// make their predecessors win, and every undecided position that could be lost looks at
+    /// its own moves. This pays where the level before decided many wins but few undecided
+    /// positions can still be lost: in DTW, whose WDL classes leave only the known losses
+    /// (wins and losses alternate levels there, so a level often has no loss event at all).
+    Mixed,
 }
 
 impl Default for SolveOptions {
@@ -611,18 +625,32 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
     }
 
     /// The DTW of a won position with a capture: the best of the captures into the opponent's
-    /// losses, found by their classes first ([`TableSource::outcome`]), so that the others'
-    /// distances are never searched.
+    /// losses. A quiet child's class is read first ([`TableSource::outcome`]), so that the
+    /// others' distances are never looked up; a child that can capture in turn is valued
+    /// whole by [`TableSource::capture_value`], which keeps what it found for the next
+    /// capture that reaches it (its class alone would be a search as well, kept nowhere).
     fn winning_captures_value(&self, pos: &Position) -> Result<Value, GenError<S::Error>> {
         let mut list = MoveList::new();
         pos.captures(&mut list);
         let mut best: Option<Value> = None;
         for m in list.iter() {
             let child = pos.after(m);
-            if !self.child_outcome(&child)?.is_loss() {
-                continue;
-            }
-            let v = self.metric.zeroing(self.searched_value(&child)?);
+            let v = if child.us().is_empty() || child.them().is_empty() || !child.has_capture() {
+                if !self.child_outcome(&child)?.is_loss() {
+                    continue;
+                }
+                self.searched_value(&child)?
+            } else {
+                let v = self
+                    .source
+                    .capture_value(&child, self.metric)
+                    .map_err(GenError::Source)?;
+                if !v.is_loss() {
+                    continue;
+                }
+                v
+            };
+            let v = self.metric.zeroing(v);
             best = Some(best.map_or(v, |b| b.max(v)));
         }
         // The WDL solve found a win: one of its captures keeps it, unless a table disagrees.
@@ -712,10 +740,12 @@ struct Frontier {
     /// Loss candidates marked at the current level.
     candidates: Bucket,
     base: u32,
-    /// `counts[d − base]`: slots decided at distance `d` (listed or not).
-    counts: Vec<u64>,
+    /// `counts[d − base]`: slots decided at distance `d` (listed or not), wins and losses.
+    counts: Vec<[u64; 2]>,
     /// Slots still undecided (any pending code).
     undecided: u64,
+    /// Of those, the slots that could still be lost ([`could_lose`]).
+    losable: u64,
     total: usize,
     total_cap: usize,
     level_cap: usize,
@@ -786,13 +816,16 @@ struct Sink {
     /// Whether to collect entries of distance `level` (no when its bucket is already `Scan`).
     keep_next: bool,
     next: Vec<Entry>,
-    /// `(distance, entry)`.
+    /// `(distance, entry)` of the losses decided beyond the level (by a slower baseline loss);
+    /// every win is decided at the level.
     other: Vec<(u32, Entry)>,
     /// Loss candidates marked.
     candidates: Vec<Entry>,
-    /// Slots decided, and those of them at distance `level`.
+    /// Slots decided; of them, those that could have been lost ([`could_lose`]) and the wins
+    /// and losses at distance `level`.
     decisions: u64,
-    at_level: u64,
+    losable: u64,
+    at_level: [u64; 2],
 }
 
 /// What a work item reuses from slot to slot: the lead part of the last slot taken apart, and
@@ -865,6 +898,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 base: 0,
                 counts: Vec::new(),
                 undecided: 0,
+                losable: 0,
                 total: 0,
                 total_cap: total_cap as usize,
                 level_cap: level_cap as usize,
@@ -1081,26 +1115,28 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     fn init_frontier(&self) {
         let w = self.window;
         let n = w.len as usize + 1;
-        // Per window distance: (decided slots, pending wins); and the undecided slots.
+        // Per window distance: (decided wins and losses, pending wins); and the undecided
+        // slots, and those of them that could be lost.
         let classes = Classes::at(&w, w.base);
-        let (hist, undecided) = self
+        let (hist, (undecided, losable)) = self
             .chunks
             .par_iter()
             .fold(
-                || (vec![(0u64, 0u64); n], 0u64),
+                || (vec![([0u64; 2], 0u64); n], (0u64, 0u64)),
                 |(mut h, mut undecided), r| {
                     for local in r.clone() {
                         for side in 0..2 {
                             let code = self.load(side, local);
-                            undecided += u64::from(classes.undecided(code));
+                            undecided.0 += u64::from(classes.undecided(code));
+                            undecided.1 += u64::from(could_lose(code));
                             if let Some(d) = self.pending_win(code) {
                                 if let Some(i) = d.checked_sub(w.base)
                                     && (i as usize) < n
                                 {
                                     h[i as usize].1 += 1;
                                 }
-                            } else if let Some((_, d)) = w.decode(code) {
-                                h[(d - w.base) as usize].0 += 1;
+                            } else if let Some((kind, d)) = w.decode(code) {
+                                h[(d - w.base) as usize].0[usize::from(kind == Kind::Loss)] += 1;
                             }
                         }
                     }
@@ -1108,13 +1144,14 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 },
             )
             .reduce(
-                || (vec![(0u64, 0u64); n], 0),
+                || (vec![([0u64; 2], 0u64); n], (0, 0)),
                 |(mut a, u), (b, v)| {
                     for (x, y) in a.iter_mut().zip(b) {
-                        x.0 += y.0;
+                        x.0[0] += y.0[0];
+                        x.0[1] += y.0[1];
                         x.1 += y.1;
                     }
-                    (a, u + v)
+                    (a, (u.0 + v.0, u.1 + v.1))
                 },
             );
         let mut guard = self.frontier.lock().expect("frontier lock");
@@ -1122,6 +1159,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         f.base = w.base;
         f.counts = hist.iter().map(|&(decided, _)| decided).collect();
         f.undecided = undecided;
+        f.losable = losable;
         f.decided = (0..n).map(|_| Bucket::Empty).collect();
         f.pending = (0..n).map(|_| Bucket::Empty).collect();
         f.candidates = Bucket::Empty;
@@ -1130,7 +1168,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let mut order: Vec<(u64, bool, usize)> = hist
             .iter()
             .enumerate()
-            .flat_map(|(d, &(dec, pen))| [(dec, false, d), (pen, true, d)])
+            .flat_map(|(d, &(dec, pen))| [(dec[0] + dec[1], false, d), (pen, true, d)])
             .filter(|&(c, _, _)| c > 0)
             .collect();
         order.sort_unstable();
@@ -1192,16 +1230,18 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
 
     /// Note that `(side, local)` now holds the decided win or loss `v`.
     #[inline]
-    fn decided(&self, sink: &mut Sink, side: usize, local: u64, d: u32) {
+    fn decided(&self, sink: &mut Sink, side: usize, local: u64, d: u32, won: bool, was: u8) {
         sink.max = sink.max.max(d);
         sink.decisions += 1;
+        sink.losable += u64::from(could_lose(was));
         let e = local * 2 + side as u64;
         if d == sink.level {
-            sink.at_level += 1;
+            sink.at_level[usize::from(!won)] += 1;
             if sink.keep_next {
                 sink.next.push(e);
             }
         } else if self.window.contains(d) {
+            debug_assert!(!won, "a win is decided at the level");
             sink.other.push((d, e));
         }
     }
@@ -1218,11 +1258,13 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let f = &mut *guard;
         let (level_cap, total_cap, base) = (f.level_cap, f.total_cap, f.base);
         f.undecided -= sink.decisions;
+        f.losable -= sink.losable;
         if let Some(c) = f.counts.get_mut((sink.level - base) as usize) {
-            *c += sink.at_level;
+            c[0] += sink.at_level[0];
+            c[1] += sink.at_level[1];
         }
         for &(d, _) in &sink.other {
-            f.counts[(d - base) as usize] += 1;
+            f.counts[(d - base) as usize][1] += 1;
         }
         if !sink.next.is_empty() {
             Frontier::push(
@@ -1254,7 +1296,8 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         sink.other.clear();
         sink.candidates.clear();
         sink.decisions = 0;
-        sink.at_level = 0;
+        sink.losable = 0;
+        sink.at_level = [0; 2];
     }
 
     /// Phase 3: the level-by-level retrograde passes (module doc of [`super`]). Level `n`
@@ -1272,43 +1315,54 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             if n + 1 >= self.window.base + self.window.len {
                 self.shift(n - 1)?;
             }
-            let (events, pending, keep_next, forward) = {
+            let (events, pending, keep_next, form) = {
                 let mut f = self.frontier.lock().expect("frontier lock");
                 let events = f.take(false, n - 1);
                 let pending = f.take(true, n);
-                // Backward visits the events, forward the undecided slots and scans the unit.
-                let count = (n - 1)
+                let [wins, losses] = (n - 1)
                     .checked_sub(f.base)
                     .and_then(|i| f.counts.get(i as usize))
                     .copied()
-                    .unwrap_or(0);
-                let forward = match self.t.opts.levels {
-                    Direction::Auto => f.undecided + 2 * self.len / SCAN_SLOTS_PER_VISIT < count,
-                    Direction::Backward => false,
-                    Direction::Forward => true,
+                    .unwrap_or([0; 2]);
+                // Backward visits the events (a win twice: its un-moves mark candidates whose
+                // moves are then checked); forward the undecided slots, and mixed the losses
+                // and the slots that could be lost, both in a scan of the unit.
+                let scan = 2 * self.len / SCAN_SLOTS_PER_VISIT;
+                let form = match self.t.opts.levels {
+                    Direction::Auto => [
+                        (2 * wins + losses, Direction::Backward),
+                        (f.undecided + scan, Direction::Forward),
+                        (losses + f.losable + scan, Direction::Mixed),
+                    ]
+                    .into_iter()
+                    .min_by_key(|&(cost, _)| cost)
+                    .map_or(Direction::Backward, |(_, form)| form),
+                    form => form,
                 };
-                (events, pending, !f.is_scan(n), forward)
+                (events, pending, !f.is_scan(n), form)
             };
             if events.is_empty() && pending.is_empty() {
                 n += 1;
                 continue;
             }
             report(n);
-            self.level(n, events, pending, keep_next, forward)?;
+            self.level(n, events, pending, keep_next, form)?;
             n += 1;
         }
         Ok(())
     }
 
-    /// One level: backward, its events then the loss candidates they marked; or `forward`,
-    /// every undecided slot ([`UnitSolver::settle`]).
+    /// One level in `form` (not [`Direction::Auto`]): backward, its events then the loss
+    /// candidates they marked; forward, every undecided slot ([`UnitSolver::settle`]); mixed,
+    /// in one scan, the events that are losses and the pending `W(n)` as backward, and every
+    /// slot that could be lost as a loss candidate ([`UnitSolver::check_loss`]).
     fn level(
         &self,
         n: u32,
         events: Bucket,
         pending: Bucket,
         keep_next: bool,
-        forward: bool,
+        form: Direction,
     ) -> Result<(), GenError<S::Error>> {
         let w = self.window;
         let new_sink = || Sink {
@@ -1333,7 +1387,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         // checks and forward settles need.
         let new_walker = || (new_sink(), Walk::default());
         let new_checker = || (new_sink(), FrameCache::default(), Walk::default());
-        if forward {
+        if form == Direction::Forward {
             drop((events, pending));
             let codes = Codes {
                 classes,
@@ -1367,18 +1421,49 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 },
             );
         }
-        let event = |sink: &mut Sink, walk: &mut Walk, side: usize, local: u64, code: u8| {
+        // The events that decide wins: a loss of the level before, a baseline win placed now.
+        let win_event = |sink: &mut Sink, walk: &mut Walk, side: usize, local: u64, code: u8| {
             if code == lose_prev {
                 self.propagate_win(sink, walk, side, local, win_now, classes);
-            } else if code == win_prev {
-                self.mark_candidates(sink, walk, side, local);
             } else if code == pending_now
                 && code != state::INVALID
                 && self.codes[side][local as usize]
                     .compare_exchange(code, win_now, Relaxed, Relaxed)
                     .is_ok()
             {
-                self.decided(sink, side, local, n);
+                self.decided(sink, side, local, n, true, code);
+            }
+        };
+        if form == Direction::Mixed {
+            drop((events, pending));
+            // A loss check reads the moves of a slot that has none to `L(n−1)`, which no
+            // event of this pass writes, and reads a win of this level or a loss as no earlier
+            // win; it writes its slot only when it is lost, a slot no event writes either:
+            // the result is the same in any order.
+            return self.chunks.par_iter().try_for_each_init(
+                new_checker,
+                |(sink, cache, walk), r| {
+                    for local in r.clone() {
+                        for side in 0..2 {
+                            let code = self.load(side, local);
+                            if code == state::PEND_NONE || code == state::PEND_LOSS {
+                                let at = (side, local, code);
+                                self.check_loss(sink, cache, walk, at, classes)?;
+                            } else {
+                                win_event(sink, walk, side, local, code);
+                            }
+                        }
+                    }
+                    self.flush(sink);
+                    Ok(())
+                },
+            );
+        }
+        let event = |sink: &mut Sink, walk: &mut Walk, side: usize, local: u64, code: u8| {
+            if code == win_prev {
+                self.mark_candidates(sink, walk, side, local);
+            } else {
+                win_event(sink, walk, side, local, code);
             }
         };
         if matches!(events, Bucket::Scan) || matches!(pending, Bucket::Scan) {
@@ -1526,7 +1611,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             while classes.undecided(code) {
                 match cell.compare_exchange_weak(code, win_now, Relaxed, Relaxed) {
                     Ok(_) => {
-                        self.decided(sink, ps, pi, sink.level);
+                        self.decided(sink, ps, pi, sink.level, true, code);
                         break;
                     }
                     Err(c) => code = c,
@@ -1577,8 +1662,9 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
     }
 
     /// A candidate whose every quiet non-pawn move leads to a win decided before level `n` is
-    /// lost: `L(n)`, or `L(b)` if its best zeroing move loses more slowly. Otherwise it goes
-    /// back to waiting.
+    /// lost: `L(n)`, or `L(b)` if its best zeroing move loses more slowly. Otherwise a marked
+    /// candidate goes back to waiting; an unmarked one (`PEND_NONE`, `PEND_LOSS`: a mixed
+    /// level checks every slot that could be lost) is left as it is.
     fn check_loss(
         &self,
         sink: &mut Sink,
@@ -1595,15 +1681,14 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                 classes.won_before(self.load(cs, ci))
             });
         if !all_won {
-            let back = if code == state::PEND_NONE_CAND {
-                state::PEND_NONE
-            } else {
-                state::PEND_LOSS
-            };
-            self.set(side, local, back);
+            match code {
+                state::PEND_NONE_CAND => self.set(side, local, state::PEND_NONE),
+                state::PEND_LOSS_CAND => self.set(side, local, state::PEND_LOSS),
+                _ => {}
+            }
             return Ok(());
         }
-        self.lose(sink, cache, side, local, &pl, code == state::PEND_LOSS_CAND)
+        self.lose(sink, cache, (side, local, code), &pl)
     }
 
     /// A level's forward form: the undecided `(side, local)` (holding `code`, placed as `pl`)
@@ -1625,7 +1710,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         let classes = codes.classes;
         if code == codes.pending_now {
             self.set(side, local, codes.win_now);
-            self.decided(sink, side, local, sink.level);
+            self.decided(sink, side, local, sink.level, true, code);
             return Ok(());
         }
         let mut all_won = true;
@@ -1636,42 +1721,41 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         });
         if wins {
             self.set(side, local, codes.win_now);
-            self.decided(sink, side, local, sink.level);
+            self.decided(sink, side, local, sink.level, true, code);
             Ok(())
         } else if all_won && matches!(code, state::PEND_NONE | state::PEND_LOSS) {
-            self.lose(sink, cache, side, local, pl, code == state::PEND_LOSS)
+            self.lose(sink, cache, (side, local, code), pl)
         } else {
             Ok(())
         }
     }
 
-    /// `(side, local)` is lost at the level being solved: `L(n)`, or `L(b)` if its best
-    /// zeroing move (`baseline_loss`) loses more slowly.
+    /// `(side, local)`, holding `code` (one that could be lost, [`could_lose`]), is lost at
+    /// the level being solved: `L(n)`, or `L(b)` if its best zeroing move loses more slowly.
     fn lose(
         &self,
         sink: &mut Sink,
         cache: &mut FrameCache,
-        side: usize,
-        local: u64,
+        (side, local, code): (usize, u64, u8),
         pl: &Placement,
-        baseline_loss: bool,
     ) -> Result<(), GenError<S::Error>> {
         let w = self.window;
         let mut d = sink.level;
-        if baseline_loss {
+        debug_assert!(could_lose(code));
+        if matches!(code, state::PEND_LOSS | state::PEND_LOSS_CAND) {
             // The baseline loss, derived again from the pawn moves.
             let pos = self.t.index.position_of(side, pl);
             if let Some(b) = self.t.zeroing_value(&pos, cache)? {
                 d = d.max(u32::from(b.distance()));
             }
         }
-        let code = if w.contains(d) {
+        let lost = if w.contains(d) {
             w.code(Kind::Loss, d)
         } else {
             state::FAR_LOSS
         };
-        self.set(side, local, code);
-        self.decided(sink, side, local, d);
+        self.set(side, local, lost);
+        self.decided(sink, side, local, d, false, code);
         Ok(())
     }
 
@@ -1822,8 +1906,8 @@ mod tests {
     use crate::r#gen::MemoryTables;
 
     /// Small windows (many shifts, spills and far values derived again), one pawn
-    /// configuration per unit, and levels solved all backward or all forward give the same
-    /// tables as the defaults.
+    /// configuration per unit, and levels solved all backward, all forward or all mixed give
+    /// the same tables as the defaults.
     #[test]
     fn window_shifts_and_small_units_change_nothing() {
         let mut mem = MemoryTables::new();
@@ -1848,6 +1932,8 @@ mod tests {
                     (Some(5), 1, Direction::Forward, 0),
                     (None, 1 << 30, Direction::Backward, 0),
                     (Some(6), 1, Direction::Backward, LIST_FLOOR),
+                    (None, 1 << 30, Direction::Mixed, 0),
+                    (Some(5), 1, Direction::Mixed, LIST_FLOOR),
                 ] {
                     let opts = SolveOptions {
                         window,

@@ -23,5 +23,6 @@ pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
 pub use memory::{FRAME, NOT_STORED, Table, TableValues};
 pub use metric::{Metric, UnknownMetric};
 pub use searched::SearchedSide;
+pub(crate) use searched::{keep_capture, kept_capture};
 pub use value::{MAX_DISTANCE, Value};
 pub use wdl::{Dtw, Dtz, Wdl};

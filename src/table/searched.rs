@@ -15,6 +15,31 @@ use std::sync::atomic::{AtomicU16, Ordering};
 const NOT_YET_WIN: u16 = u16::MAX;
 const NOT_YET_LOSS: u16 = u16::MAX - 1;
 
+/// The tag of a code that holds the value of a position whose side to move can capture
+/// ([`SearchedSide::keep_capture`]): no [`Value`] code has this bit (the largest is below
+/// `0x7ffc`), and of the codes with it only the kept ones untag to a value.
+const CAPTURE: u16 = 0x8000;
+
+/// The value kept in a slot's `code` by [`keep_capture`], if it holds one.
+#[inline]
+pub(crate) fn kept_capture(code: u16) -> Option<Value> {
+    if code & CAPTURE == 0 {
+        return None;
+    }
+    Value::from_code(code & !CAPTURE)
+}
+
+/// Keep `value`, the value of the position of slot `cell` whose side to move can capture, in
+/// the slot. Tables store quiet positions only: the slot of a position that can capture holds
+/// a filler no lookup reads (they look up quiet positions), so a reader that resolves such a
+/// position by search may keep what it found there, for the next capture that reaches it.
+/// The position must have no en-passant square (a slot is the position without one). Whichever
+/// thread keeps it, the value is the same.
+#[inline]
+pub(crate) fn keep_capture(cell: &AtomicU16, value: Value) {
+    cell.store(value.code() | CAPTURE, Ordering::Relaxed);
+}
+
 /// The DTW values known so far of one side to move of a table: draws from its `.wdl` file, the
 /// rest as searches find them. The WDL class of every slot is known from the start, so that a
 /// search from a win can skip the moves that do not keep it without searching their children
@@ -65,6 +90,20 @@ impl SearchedSide {
         self.0[idx].store(value.code(), Ordering::Relaxed);
     }
 
+    /// The value [`SearchedSide::keep_capture`] kept in slot `idx`, if any.
+    #[inline]
+    pub fn capture(&self, idx: usize) -> Option<Value> {
+        kept_capture(self.0[idx].load(Ordering::Relaxed))
+    }
+
+    /// Keep `value` in slot `idx`, the value of its position, whose side to move can capture
+    /// (tagged, as `keep_capture` of this module keeps it): the searches of this side never
+    /// fill such a slot.
+    #[inline]
+    pub fn keep_capture(&self, idx: usize, value: Value) {
+        keep_capture(&self.0[idx], value);
+    }
+
     /// Number of slots.
     pub fn len(&self) -> usize {
         self.0.len()
@@ -96,5 +135,26 @@ mod tests {
         assert_eq!(s.get(2), None);
         assert!(s.outcome(1) == Value::win(1) && s.outcome(2) == Value::loss(1));
         assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn a_kept_capture_value_is_told_from_every_other_code() {
+        let s = SearchedSide::new([Wdl::Draw, Wdl::Win, Wdl::Loss, Wdl::Win]);
+        s.set(3, Value::loss(4));
+        // Neither a draw, a code not searched yet nor a searched value reads as kept.
+        assert!((0..4).all(|i| s.capture(i).is_none()));
+        for (i, v) in [
+            Value::DRAW,
+            Value::win(0),
+            Value::loss(0x3ffc),
+            Value::win(0x3ffc),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            s.keep_capture(i, v);
+            assert_eq!(s.capture(i), Some(v));
+        }
+        assert_eq!(kept_capture(Value::INVALID.code()), None);
     }
 }
