@@ -147,11 +147,17 @@ impl Decoded {
         match &self.sides {
             Sides::Wdl(s) => Some(WdlCell::value(s[side].get(idx))),
             Sides::Dtw(s) => match &s[side] {
-                DtwSide::Stored(codes) => Some(Value(codes[idx].load(Ordering::Relaxed))),
+                DtwSide::Stored(codes) => Some(stored_at(codes, idx)),
                 DtwSide::Searched(found) => found.get(idx),
             },
         }
     }
+}
+
+/// The value stored in slot `idx` of a stored `.dtw` side's codes (a quiet position's).
+#[inline]
+fn stored_at(codes: &[AtomicU16], idx: usize) -> Value {
+    Value(codes[idx].load(Ordering::Relaxed))
 }
 
 impl DtwSide {
@@ -561,7 +567,7 @@ impl DecodedTables<'_> {
             unreachable!("a .dtw file stores exactly the side it does not leave out")
         };
         let mut lookup = |p: &Position| match d.index.encode(p) {
-            Some((s, i)) if s != side => Ok(Value(stored[i as usize].load(Ordering::Relaxed))),
+            Some((s, i)) if s != side => Ok(stored_at(stored, i as usize)),
             _ => self.stored_value(p, Metric::Dtw),
         };
         // From a win only the moves into the opponent's losses are searched: which those are
@@ -576,9 +582,7 @@ impl DecodedTables<'_> {
                 p,
                 Metric::Wdl,
                 &mut |q: &Position| match d.index.encode(q) {
-                    Some((s, i)) if s != side => {
-                        Ok(Value(stored[i as usize].load(Ordering::Relaxed)).outcome())
-                    }
+                    Some((s, i)) if s != side => Ok(stored_at(stored, i as usize).outcome()),
                     _ => self.outcome_in(q, Metric::Dtw),
                 },
             )?;
@@ -652,7 +656,7 @@ impl DecodedTables<'_> {
             Ok(match &d.sides {
                 Sides::Wdl(s) => WdlCell::value(s[side].get(idx)).outcome(),
                 Sides::Dtw(s) => match &s[side] {
-                    DtwSide::Stored(codes) => Value(codes[idx].load(Ordering::Relaxed)).outcome(),
+                    DtwSide::Stored(codes) => stored_at(codes, idx).outcome(),
                     DtwSide::Searched(found) => found.outcome(idx),
                 },
             })

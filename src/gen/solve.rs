@@ -26,7 +26,7 @@ use crate::rules::{Bitboard, Color, Move, MoveList, Position, Role, Square};
 use crate::table::index::{INDEX_SCHEME, Mover};
 use crate::table::{
     FRAME, Index, LeadCache, MAX_DISTANCE, Material, Metric, NOT_STORED, Placement, Table,
-    TableValues, Value, resolve, resolve_with,
+    TableValues, Value, resolve, resolve_with, searches_captures,
 };
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -635,12 +635,7 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
         let mut best: Option<Value> = None;
         for m in list.iter() {
             let child = pos.after(m);
-            let v = if child.us().is_empty() || child.them().is_empty() || !child.has_capture() {
-                if !self.child_outcome(&child)?.is_loss() {
-                    continue;
-                }
-                self.searched_value(&child)?
-            } else {
+            let v = if searches_captures(&child) {
                 let v = self
                     .source
                     .capture_value(&child, self.metric)
@@ -649,6 +644,11 @@ impl<S: TableSource + ?Sized> TableSolve<'_, S> {
                     continue;
                 }
                 v
+            } else {
+                if !self.child_outcome(&child)?.is_loss() {
+                    continue;
+                }
+                self.searched_value(&child)?
             };
             let v = self.metric.zeroing(v);
             best = Some(best.map_or(v, |b| b.max(v)));
@@ -1123,12 +1123,12 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
             .par_iter()
             .fold(
                 || (vec![([0u64; 2], 0u64); n], (0u64, 0u64)),
-                |(mut h, mut undecided), r| {
+                |(mut h, mut open), r| {
                     for local in r.clone() {
                         for side in 0..2 {
                             let code = self.load(side, local);
-                            undecided.0 += u64::from(classes.undecided(code));
-                            undecided.1 += u64::from(could_lose(code));
+                            open.0 += u64::from(classes.undecided(code));
+                            open.1 += u64::from(could_lose(code));
                             if let Some(d) = self.pending_win(code) {
                                 if let Some(i) = d.checked_sub(w.base)
                                     && (i as usize) < n
@@ -1140,7 +1140,7 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
                             }
                         }
                     }
-                    (h, undecided)
+                    (h, open)
                 },
             )
             .reduce(
@@ -1436,10 +1436,10 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         };
         if form == Direction::Mixed {
             drop((events, pending));
-            // A loss check reads the moves of a slot that has none to `L(n−1)`, which no
-            // event of this pass writes, and reads a win of this level or a loss as no earlier
-            // win; it writes its slot only when it is lost, a slot no event writes either:
-            // the result is the same in any order.
+            // The events write only slots with a move to `L(n−1)`, whose loss checks fail
+            // whenever they run and then write nothing; a check writes its slot only when it
+            // is lost, and reads a slot an event or a check writes (a win of this level, a
+            // loss) as no earlier win either way: the result is the same in any order.
             return self.chunks.par_iter().try_for_each_init(
                 new_checker,
                 |(sink, cache, walk), r| {

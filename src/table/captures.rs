@@ -50,6 +50,13 @@ fn best_capture<E>(
     Ok(best.expect("a position with a capture has a capture move"))
 }
 
+/// Whether [`resolve`] values `pos` by a capture search: both sides have pieces and the side
+/// to move can capture (otherwise it is looked up, or decided by a side without pieces).
+#[inline]
+pub fn searches_captures(pos: &Position) -> bool {
+    !pos.us().is_empty() && !pos.them().is_empty() && pos.has_capture()
+}
+
 /// [`resolve`], valuing the positions its captures reach that can capture in turn with
 /// `capturing` instead of searching them here (the quiet ones with `lookup`): a caller that
 /// keeps such values spares their search each time another capture reaches them.
@@ -59,14 +66,14 @@ pub fn resolve_with<E>(
     lookup: &mut impl FnMut(&Position) -> Result<Value, E>,
     capturing: &mut impl FnMut(&Position) -> Result<Value, E>,
 ) -> Result<Value, E> {
-    if pos.us().is_empty() || pos.them().is_empty() || !pos.has_capture() {
+    if !searches_captures(pos) {
         return resolve(pos, metric, lookup);
     }
     best_capture(pos, metric, &mut |child: &Position| {
-        if child.us().is_empty() || child.them().is_empty() {
-            resolve(child, metric, lookup)
-        } else if child.has_capture() {
+        if searches_captures(child) {
             capturing(child)
+        } else if child.us().is_empty() || child.them().is_empty() {
+            resolve(child, metric, lookup)
         } else {
             lookup(child)
         }

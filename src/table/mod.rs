@@ -16,7 +16,8 @@ pub mod value;
 mod wdl;
 
 pub use captures::{
-    dtw_by_search, dtw_by_search_among, dtw_of_left_out, resolve, resolve_with, short_dtz,
+    dtw_by_search, dtw_by_search_among, dtw_of_left_out, resolve, resolve_with, searches_captures,
+    short_dtz,
 };
 pub use index::{Index, LeadCache, Placement, Row, SlotScan, transform_square};
 pub use material::{MAX_PIECES, Material, MaterialError, MaterialHasher};
