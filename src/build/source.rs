@@ -32,7 +32,7 @@ use crate::rules::Position;
 use crate::store::{StoredTable, value_of_distance};
 use crate::table::{
     Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out,
-    keep_capture, kept_capture, resolve, resolve_with,
+    keep_capture, kept_capture, resolve, resolve_with, searches_captures,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
@@ -152,6 +152,23 @@ impl Decoded {
             },
         }
     }
+}
+
+/// Hint that slot `idx` of `codes` will be read soon.
+#[inline]
+fn prefetch(codes: &[AtomicU16], idx: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p: *const AtomicU16 = &codes[idx];
+        // SAFETY: a prefetch never faults and reads nothing the program sees; the pointer is in
+        // bounds anyway. Measured on QRNvP (all metrics, 1 thread, one run): 12.4 and 13.2 s
+        // without, 11.2 and 11.6 s with: the children of a searched slot are spread over the
+        // table.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.cast::<i8>()) };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (codes, idx);
 }
 
 /// The value stored in slot `idx` of a stored `.dtw` side's codes (a quiet position's).
@@ -549,9 +566,14 @@ impl<'a> DecodedTables<'a> {
 
 impl DecodedTables<'_> {
     /// The DTW of `pos`, slot `idx` of the side to move `side` that `d`'s `.dtw` file leaves
-    /// out, by [`dtw_of_left_out`]: every move hands the turn to the side the file stores (read
-    /// from `d`) or leaves the table (read through `self`). The value is kept for the next
-    /// lookup of the slot; it does not depend on which thread finds it first.
+    /// out, by one ply of search (as [`dtw_of_left_out`] finds it): every move hands the turn
+    /// to the side the file stores or leaves the table. A quiet child of this table is read
+    /// from its stored slot, whose code holds its outcome as well as its distance; a child
+    /// that can capture is valued whole by [`TableSource::capture_value`], which keeps what it
+    /// found in the child's slot (the next search that reaches it reads it there); a child of
+    /// another table is read through `self`, from a win only if its class is a loss (a read of
+    /// its class first spares a search of its distance). The value is kept for the next lookup
+    /// of the slot; it does not depend on which thread finds it first.
     fn search_dtw(
         &self,
         d: &Decoded,
@@ -566,29 +588,52 @@ impl DecodedTables<'_> {
         else {
             unreachable!("a .dtw file stores exactly the side it does not leave out")
         };
-        let mut lookup = |p: &Position| match d.index.encode(p) {
-            Some((s, i)) if s != side => Ok(stored_at(stored, i as usize)),
-            _ => self.stored_value(p, Metric::Dtw),
-        };
-        // From a win only the moves into the opponent's losses are searched: which those are
-        // is a WDL read (the classes of left-out slots are known before they are searched).
-        let w = if found.outcome(idx).is_loss() {
-            Wdl::Loss
-        } else {
-            Wdl::Win
-        };
-        let mut loses = |p: &Position| {
-            let v = resolve(
-                p,
-                Metric::Wdl,
-                &mut |q: &Position| match d.index.encode(q) {
-                    Some((s, i)) if s != side => Ok(stored_at(stored, i as usize).outcome()),
-                    _ => self.outcome_in(q, Metric::Dtw),
-                },
-            )?;
-            Ok(v.is_loss())
-        };
-        let v = dtw_of_left_out(pos, w, &mut loses, &mut lookup)?;
+        // From a win only the moves into the opponent's losses can be best.
+        let won = !found.outcome(idx).is_loss();
+        // The children first, each with its slot in this table (if it is of it), asked for
+        // ahead of their reads: almost every one is a cache miss.
+        let moves = pos.legal_moves();
+        let mut children = Vec::with_capacity(moves.len());
+        for m in moves.iter() {
+            let child = pos.after(m);
+            let slot = d.index.encode(&child).map(|(s, i)| {
+                debug_assert_ne!(s, side, "a move hands the turn to the other side");
+                prefetch(stored, i as usize);
+                i as usize
+            });
+            children.push((child, slot));
+        }
+        let mut best: Option<Value> = None;
+        for (child, slot) in &children {
+            let v = if searches_captures(child) {
+                // A value kept in the child's slot, unless the slot is not the child's own
+                // (an en-passant square).
+                let kept = slot
+                    .filter(|_| child.ep_square().is_none())
+                    .and_then(|i| kept_capture(stored[i].load(Ordering::Relaxed)));
+                match kept {
+                    Some(v) => v,
+                    None => self.capture_value(child, Metric::Dtw)?,
+                }
+            } else if child.us().is_empty() || child.them().is_empty() {
+                resolve(child, Metric::Dtw, &mut |p: &Position| {
+                    self.stored_value(p, Metric::Dtw)
+                })?
+            } else if let Some(i) = *slot {
+                stored_at(stored, i)
+            } else if won && !self.outcome_in(child, Metric::Dtw)?.is_loss() {
+                continue;
+            } else {
+                self.stored_value(child, Metric::Dtw)?
+            };
+            if won && !v.is_loss() {
+                continue;
+            }
+            let v = v.after_move();
+            best = Some(best.map_or(v, |b| b.max(v)));
+        }
+        // With no legal move the side to move has won.
+        let v = best.unwrap_or(Value::win(0));
         found.set(idx, v);
         Ok(v)
     }
