@@ -610,7 +610,7 @@ impl DecodedTables<'_> {
                 // (an en-passant square).
                 let kept = slot
                     .filter(|_| child.ep_square().is_none())
-                    .and_then(|i| kept_capture(stored[i].load(Ordering::Relaxed)));
+                    .and_then(|i| sides[1 - side].capture(i));
                 match kept {
                     Some(v) => v,
                     None => self.capture_value(child, Metric::Dtw)?,
