@@ -569,8 +569,9 @@ impl DecodedTables<'_> {
     /// out, by one ply of search (as [`dtw_of_left_out`] finds it): every move hands the turn
     /// to the side the file stores or leaves the table. A quiet child of this table is read
     /// from its stored slot, whose code holds its outcome as well as its distance; a child
-    /// that can capture is valued whole by [`TableSource::capture_value`], which keeps what it
-    /// found in the child's slot (the next search that reaches it reads it there); a child of
+    /// that can capture is valued whole and kept in its slot ([`Self::kept_dtw_capture`]; the
+    /// next search that reaches it reads it there, elsewhere [`TableSource::capture_value`]
+    /// keeps it where its table does); a child of
     /// another table is read through `self`, from a win only if its class is a loss (a read of
     /// its class first spares a search of its distance). The value is kept for the next lookup
     /// of the slot; it does not depend on which thread finds it first.
@@ -608,11 +609,8 @@ impl DecodedTables<'_> {
             let v = if searches_captures(child) {
                 // A value kept in the child's slot, unless the slot is not the child's own
                 // (an en-passant square).
-                let kept = slot
-                    .filter(|_| child.ep_square().is_none())
-                    .and_then(|i| sides[1 - side].capture(i));
-                match kept {
-                    Some(v) => v,
+                match slot.filter(|_| child.ep_square().is_none()) {
+                    Some(i) => self.kept_dtw_capture(&sides[1 - side], i, child, Metric::Dtw)?,
                     None => self.capture_value(child, Metric::Dtw)?,
                 }
             } else if child.us().is_empty() || child.them().is_empty() {
@@ -837,21 +835,13 @@ impl DecodedTables<'_> {
         m: Material,
         metric: Metric,
     ) -> Result<Value, ProbeError> {
-        let search = || {
-            resolve_with(
-                pos,
-                metric,
-                &mut |p: &Position| self.stored_value(p, metric),
-                &mut |p: &Position| self.capture_value(p, metric),
-            )
-        };
         let Source::Decoded(d) = source else {
             return resolve(pos, metric, &mut |p: &Position| {
                 self.stored_value(p, metric)
             });
         };
         if pos.ep_square().is_some() {
-            return search();
+            return self.capture_search(pos, metric);
         }
         let (side, idx) = d
             .index
@@ -865,19 +855,43 @@ impl DecodedTables<'_> {
                     return Ok(WdlCell::value(b));
                 }
                 // Only the class matters (`metric` reads `.wdl` files): it is what is kept.
-                let v = search()?;
+                let v = self.capture_search(pos, metric)?;
                 s[side].set(idx, WdlCell::of(v.wdl()) | WdlCell::RESOLVED);
                 Ok(v)
             }
-            Sides::Dtw(s) => {
-                if let Some(v) = s[side].capture(idx) {
-                    return Ok(v);
-                }
-                let v = search()?;
-                s[side].keep_capture(idx, v);
-                Ok(v)
-            }
+            Sides::Dtw(s) => self.kept_dtw_capture(&s[side], idx, pos, metric),
         }
+    }
+
+    /// The value in `metric` of `pos`, whose side to move can capture, by a capture search
+    /// whose children that can capture in turn are valued by [`TableSource::capture_value`]
+    /// (and so kept where their tables keep them).
+    fn capture_search(&self, pos: &Position, metric: Metric) -> Result<Value, ProbeError> {
+        resolve_with(
+            pos,
+            metric,
+            &mut |p: &Position| self.stored_value(p, metric),
+            &mut |p: &Position| self.capture_value(p, metric),
+        )
+    }
+
+    /// The value of `pos`, slot `idx` of the decoded DTW side `dtw`, whose side to move can
+    /// capture and which has no en-passant square: the value kept in its slot, or found by
+    /// [`Self::capture_search`] and kept there.
+    #[inline]
+    fn kept_dtw_capture(
+        &self,
+        dtw: &DtwSide,
+        idx: usize,
+        pos: &Position,
+        metric: Metric,
+    ) -> Result<Value, ProbeError> {
+        if let Some(v) = dtw.capture(idx) {
+            return Ok(v);
+        }
+        let v = self.capture_search(pos, metric)?;
+        dtw.keep_capture(idx, v);
+        Ok(v)
     }
 
     /// The value of `pos` (of material `m`) in metric `file`, read as `source` says.
