@@ -1508,8 +1508,13 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
         // order.
         match candidates {
             Bucket::Empty => Ok(()),
-            Bucket::Listed(list) => {
+            Bucket::Listed(mut list) => {
                 self.frontier.lock().expect("frontier lock").total -= list.len();
+                // In slot order: a check that finds a loss reads the values of its pawn
+                // pushes in finished units ([`TableSolve::zeroing_value`]), a compressed chunk
+                // of the store each unless the last lookup read the same chunk, and the pushes
+                // of neighbouring slots land in the same chunks.
+                list.par_sort_unstable();
                 list.par_chunks(LIST_CHUNK / 4).try_for_each_init(
                     new_checker,
                     |(sink, cache, walk), part| {
