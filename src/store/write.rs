@@ -416,7 +416,13 @@ fn choose_order<T: TableValues + ?Sized>(
         .iter()
         .map(|ix| InOrder::new(table, ix))
         .collect();
+    // Each candidate's runs are suffix products of the rest groups' sizes (or a whole lead
+    // configuration), so the longest is a multiple of every other.
     let run = readers.iter().map(|r| r.run).max().expect("candidates");
+    debug_assert!(
+        readers.iter().all(|r| run % r.run == 0),
+        "nested shared runs"
+    );
     let mut trials: Vec<Vec<Vec<u8>>> = vec![Vec::new(); candidates.len()];
     let mut runs = Vec::new();
     for side in 0..2 {
