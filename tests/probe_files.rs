@@ -217,6 +217,12 @@ fn decoded_sources_answer_as_the_files() {
         files.preload(&materials, metric).expect("open");
         let mut per_read = DecodedTables::files_only(&tb).with_outcome_bytes(0);
         per_read.preload(&materials, metric).expect("open");
+        // Each side reached decoded whole (WDL/DTZ; a DTW build's classes, with no outcomes),
+        // as a WDL/DTZ build reads the tables its promotions reach.
+        let mut sides = DecodedTables::files_only(&tb)
+            .with_outcome_bytes(0)
+            .with_side_bytes(u64::MAX);
+        sides.preload(&materials, metric).expect("open");
         let mut rng = Rng(17);
         let mut checked = 0;
         while checked < 3000 {
@@ -233,9 +239,11 @@ fn decoded_sources_answer_as_the_files() {
                 assert_eq!(b, want, "through the files {metric:?} {p}");
                 let c = per_read.stored_value(&p, metric).expect("files source");
                 assert_eq!(c, want, "through the files, classes read {metric:?} {p}");
+                let d = sides.stored_value(&p, metric).expect("files source");
+                assert_eq!(d, want, "through the files, sides decoded {metric:?} {p}");
             }
             // The class alone, as a DTW build's search reads it first.
-            for source in [&files, &per_read] {
+            for source in [&files, &per_read, &sides] {
                 let o = source.outcome(&p, metric).expect("files source");
                 assert_eq!(o, want.outcome(), "class through the files {metric:?} {p}");
             }

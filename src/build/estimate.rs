@@ -39,7 +39,8 @@ use std::collections::{HashMap, HashSet};
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead (a WDL/DTZ build still
 ///   decodes those with fewer pieces than its table, smallest first, up to
 ///   [`DecodedTables::WDL_BYTES`]: [`DecodedTables::wdl_decoded_whole`]): a WDL/DTZ build reads
-///   `.wdl` files, which cache no blocks (their mapped pages, at most
+///   `.wdl` files, and decodes the sides of them its lookups reach, half a byte a slot, up to
+///   [`DecodedTables::side_bytes`]; the files cache no blocks (their mapped pages, at most
 ///   [`MAPPED_WDL_BYTES_PER_SLOT`], and where some blocks' symbols start: a few MB a thread,
 ///   [`crate::format::pairs::CACHED_BLOCKS`]), a DTW build `.dtw` files through block caches
 ///   ([`SOURCE_CACHE_BLOCKS`] blocks of 2-byte values, of the one side a `.dtw` file
@@ -220,6 +221,19 @@ pub fn estimate_with(
             }
         })
         .sum();
+    // And the sides of the tables it reads through their files that lookups reach, decoded
+    // whole up to [`DecodedTables::side_bytes`]: of a table as large as this one the side its
+    // promotions land on, of a smaller one (captures by either side) both.
+    let sides: u64 = read_sizes
+        .iter()
+        .zip(&whole)
+        .filter(|&(_, &whole)| !whole)
+        .map(|(&(d, s), _)| {
+            let reached = if d.count() < m.count() { 2 } else { 1 };
+            reached * DecodedTables::side_bytes_of(s)
+        })
+        .sum();
+    cache += sides.min(DecodedTables::side_bytes(n));
     let wdl_through_files: HashSet<Material> = read_sizes
         .iter()
         .zip(&whole)

@@ -25,6 +25,10 @@
 //! The search reads a class for every move first: for a table read through its files, a DTW
 //! build decodes its `.wdl` file's classes whole, 2 bits a slot, on first use
 //! ([`DecodedTables::OUTCOME_BYTES`] in all).
+//! A WDL/DTZ build likewise decodes each side of a table read through its files that a lookup
+//! reaches, half a byte a slot, while [`DecodedTables::side_bytes`] allows: the side a
+//! table's promotions land on in the tables as large as it (a five-piece table with one pawn
+//! reads its five promotion targets on one side each).
 
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
@@ -224,6 +228,12 @@ struct Files {
     /// meanwhile instead of waiting (the decoder's parallel loop may run lookups of this table
     /// on the decoding thread itself).
     decoding: AtomicBool,
+    /// For a table read for WDL or DTZ, each side's `.wdl` classes as [`WdlCells`], decoded
+    /// whole by the first lookup of the side ([`DecodedTables::wdl_side`]); `None` inside when
+    /// [`DecodedTables::side_bytes`] did not allow it or the file could not be decoded.
+    sides: [OnceLock<Option<WdlCells>>; 2],
+    /// Whether a lookup has taken on decoding each of [`Files::sides`] (as `decoding`).
+    decoding_side: [AtomicBool; 2],
 }
 
 /// Whether each slot of a table's two sides is won, drawn or lost, 2 bits a slot: what the
@@ -327,6 +337,11 @@ pub struct DecodedTables<'a> {
     /// Bytes of the [`Outcomes`] decoded so far, and the most they may take.
     outcome_bytes: AtomicU64,
     max_outcome_bytes: u64,
+    /// Bytes of the sides of tables read through their files decoded so far for WDL/DTZ
+    /// ([`Files::sides`]), and the most they may take ([`DecodedTables::side_bytes`] for the
+    /// table built; 0 until [`DecodedTables::preload_for`] sets it).
+    side_bytes: AtomicU64,
+    max_side_bytes: u64,
     /// [`DecodedTables::MAX_BYTES`] and [`DecodedTables::FAR_BYTES`], or 0 for a source that
     /// reads every table through its files ([`DecodedTables::files_only`]).
     max_bytes: u64,
@@ -379,6 +394,25 @@ impl<'a> DecodedTables<'a> {
     /// side (see [`DecodedTables::OUTCOME_BYTES`]).
     pub fn outcome_bytes(slots: u64) -> u64 {
         Outcomes::bytes(slots)
+    }
+
+    /// The most bytes of sides of tables read through their files that a WDL/DTZ build of a
+    /// table of `slots` slots a side decodes (half a byte a slot, a side at a time, first come
+    /// first served): one byte per slot of the table built, at most
+    /// [`DecodedTables::MAX_SIDE_BYTES`]. Read through its `.wdl` file, each lookup of a
+    /// promotion target decodes part of a compressed block: 13.8 % of KNPvKB's WDL + DTZ build,
+    /// whose five targets' landing sides take 294 MB decoded (its own 343 M slots a side).
+    pub fn side_bytes(slots: u64) -> u64 {
+        slots.min(Self::MAX_SIDE_BYTES)
+    }
+
+    /// See [`DecodedTables::side_bytes`]: enough for the landing sides of a five-piece table's
+    /// promotion targets, short of any six-piece table's side.
+    pub const MAX_SIDE_BYTES: u64 = 512 << 20;
+
+    /// The bytes of one side of a table of `slots` slots a side decoded for WDL/DTZ.
+    pub fn side_bytes_of(slots: u64) -> u64 {
+        WdlCells::bytes(slots)
     }
 
     /// Bytes of `slots` slots per side decoded for a generation in `metric`, or `None` when
@@ -434,6 +468,8 @@ impl<'a> DecodedTables<'a> {
             searched: AtomicU64::new(0),
             outcome_bytes: AtomicU64::new(0),
             max_outcome_bytes: Self::OUTCOME_BYTES,
+            side_bytes: AtomicU64::new(0),
+            max_side_bytes: 0,
             max_bytes: Self::MAX_BYTES,
             far_bytes: Self::FAR_BYTES,
         }
@@ -458,6 +494,15 @@ impl<'a> DecodedTables<'a> {
         }
     }
 
+    /// This source with at most `bytes` of sides of tables read through their files decoded
+    /// for WDL/DTZ (see [`DecodedTables::side_bytes`]; 0, as a new source: none).
+    pub fn with_side_bytes(self, bytes: u64) -> DecodedTables<'a> {
+        DecodedTables {
+            max_side_bytes: bytes,
+            ..self
+        }
+    }
+
     /// Decode `materials` now (the tables a generation in `metric` will look up), so that
     /// lookups in them take no lock: with a shared lock, two threads making millions of lookups
     /// spend much of their time handing its cache line back and forth.
@@ -473,6 +518,9 @@ impl<'a> DecodedTables<'a> {
         materials: &[Material],
         metric: Metric,
     ) -> Result<(), ProbeError> {
+        if metric.zeroing_file() == Metric::Wdl && self.max_bytes > 0 {
+            self.max_side_bytes = Self::side_bytes(Index::new(built.canonical()).size());
+        }
         let whole = if metric.zeroing_file() == Metric::Wdl && self.max_bytes > 0 {
             let reads = materials
                 .iter()
@@ -560,6 +608,8 @@ impl<'a> DecodedTables<'a> {
             searched: SearchedSlots::default(),
             outcomes: OnceLock::new(),
             decoding: AtomicBool::new(false),
+            sides: [OnceLock::new(), OnceLock::new()],
+            decoding_side: [AtomicBool::new(false), AtomicBool::new(false)],
         }))
     }
 }
@@ -641,36 +691,44 @@ impl DecodedTables<'_> {
     /// for good when it does not (the lookups read the `.wdl` file).
     #[inline]
     fn outcomes<'f>(&self, files: &'f Files) -> Option<&'f Outcomes> {
-        if let Some(o) = files.outcomes.get() {
-            return o.as_ref();
-        }
-        if files.dtw.is_none() || files.decoding.swap(true, Ordering::Relaxed) {
+        // Only a DTW build reads classes this way.
+        files.dtw.as_ref()?;
+        decode_within(
+            &files.outcomes,
+            &files.decoding,
+            (&self.outcome_bytes, self.max_outcome_bytes),
+            Outcomes::bytes(files.wdl.index.size()),
+            || Outcomes::decode(&files.wdl).ok(),
+        )
+    }
+
+    /// Side `side` of a table read through its files for WDL/DTZ, once decoded: the first
+    /// lookup of the side decodes it, if [`DecodedTables::side_bytes`] allows; `None` until
+    /// then, and for good when it does not (the lookups read the `.wdl` file).
+    #[inline]
+    fn wdl_side<'f>(&self, files: &'f Files, side: usize) -> Option<&'f WdlCells> {
+        if self.max_side_bytes == 0 {
             return None;
         }
-        let bytes = Outcomes::bytes(files.wdl.index.size());
-        let granted = self
-            .outcome_bytes
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                let total = used.saturating_add(bytes);
-                (total <= self.max_outcome_bytes).then_some(total)
-            })
-            .is_ok();
-        // A file that cannot be decoded is read slot by slot, which reports the fault where a
-        // lookup meets it.
-        let decoded = granted.then(|| Outcomes::decode(&files.wdl).ok()).flatten();
-        if granted && decoded.is_none() {
-            self.outcome_bytes.fetch_sub(bytes, Ordering::Relaxed);
-        }
-        files.outcomes.get_or_init(|| decoded).as_ref()
+        decode_within(
+            &files.sides[side],
+            &files.decoding_side[side],
+            (&self.side_bytes, self.max_side_bytes),
+            WdlCells::bytes(files.wdl.index.size()),
+            || WdlCells::decode(&files.wdl, side).ok(),
+        )
     }
 
     /// The class of slot `idx` of `side` of a table read through its files: from its
     /// [`Outcomes`] where a DTW build decoded them (won, drawn or lost only), else from its
-    /// `.wdl` file.
+    /// side decoded for WDL/DTZ ([`DecodedTables::wdl_side`]), else from its `.wdl` file.
     #[inline]
     fn class_in_files(&self, files: &Files, side: usize, idx: u64) -> Result<Wdl, ProbeError> {
-        match self.outcomes(files) {
-            Some(o) => Ok(o.wdl(side, idx)),
+        if let Some(o) = self.outcomes(files) {
+            return Ok(o.wdl(side, idx));
+        }
+        match self.wdl_side(files, side) {
+            Some(cells) => Ok(WdlCell::value(cells.get(idx as usize)).wdl()),
             None => Ok(files.wdl.wdl(side, idx)?),
         }
     }
@@ -791,6 +849,9 @@ impl DecodedTables<'_> {
         let w = if file == Metric::Dtw {
             // Only a win's or a loss's sign matters beside a distance.
             self.class_in_files(files, side, idx)?
+        } else if let Some(cells) = self.wdl_side(files, side) {
+            // A quiet position's class (the only kind looked up here), as the file stores it.
+            return Ok(WdlCell::value(cells.get(idx as usize)));
         } else {
             wdl.wdl(side, idx)?
         };
@@ -908,6 +969,38 @@ impl DecodedTables<'_> {
             Source::Files(files) => self.value_in_files(files, pos, m, file),
         }
     }
+}
+
+/// What `slot` holds once decoded: the first caller to find it empty (and `taken` unset)
+/// decodes it with `decode`, if `budget` (the bytes used so far, and the most allowed) can
+/// take its `bytes`; the others get `None` meanwhile instead of waiting (a decoder's parallel
+/// loop may run lookups on the decoding thread itself), and for good when the budget did not
+/// allow it or the decoding failed (a file that cannot be decoded is read slot by slot, which
+/// reports the fault where a lookup meets it).
+fn decode_within<'s, T>(
+    slot: &'s OnceLock<Option<T>>,
+    taken: &AtomicBool,
+    (used, max): (&AtomicU64, u64),
+    bytes: u64,
+    decode: impl FnOnce() -> Option<T>,
+) -> Option<&'s T> {
+    if let Some(t) = slot.get() {
+        return t.as_ref();
+    }
+    if taken.swap(true, Ordering::Relaxed) {
+        return None;
+    }
+    let granted = used
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |u| {
+            let total = u.saturating_add(bytes);
+            (total <= max).then_some(total)
+        })
+        .is_ok();
+    let decoded = if granted { decode() } else { None };
+    if granted && decoded.is_none() {
+        used.fetch_sub(bytes, Ordering::Relaxed);
+    }
+    slot.get_or_init(|| decoded).as_ref()
 }
 
 impl TableSource for DecodedTables<'_> {
