@@ -40,7 +40,7 @@ use std::collections::{HashMap, HashSet};
 ///   decodes those with fewer pieces than its table, smallest first, up to
 ///   [`DecodedTables::WDL_BYTES`]: [`DecodedTables::wdl_decoded_whole`]): a WDL/DTZ build reads
 ///   `.wdl` files, and decodes the sides of them its lookups reach, half a byte a slot, up to
-///   [`DecodedTables::side_bytes`]; the files cache no blocks (their mapped pages, at most
+///   [`DecodedTables::side_budget`]; the files cache no blocks (their mapped pages, at most
 ///   [`MAPPED_WDL_BYTES_PER_SLOT`], and where some blocks' symbols start: a few MB a thread,
 ///   [`crate::format::pairs::CACHED_BLOCKS`]), a DTW build `.dtw` files through block caches
 ///   ([`SOURCE_CACHE_BLOCKS`] blocks of 2-byte values, of the one side a `.dtw` file
@@ -222,7 +222,7 @@ pub fn estimate_with(
         })
         .sum();
     // And the sides of the tables it reads through their files that lookups reach, decoded
-    // whole up to [`DecodedTables::side_bytes`]: of a table as large as this one the side its
+    // whole up to [`DecodedTables::side_budget`]: of a table as large as this one the side its
     // promotions land on, of a smaller one (captures by either side) both.
     let sides: u64 = read_sizes
         .iter()
@@ -230,10 +230,10 @@ pub fn estimate_with(
         .filter(|&(_, &whole)| !whole)
         .map(|(&(d, s), _)| {
             let reached = if d.count() < m.count() { 2 } else { 1 };
-            reached * DecodedTables::side_bytes_of(s)
+            reached * DecodedTables::side_bytes(s)
         })
         .sum();
-    cache += sides.min(DecodedTables::side_bytes(n));
+    cache += sides.min(DecodedTables::side_budget(n));
     let wdl_through_files: HashSet<Material> = read_sizes
         .iter()
         .zip(&whole)
