@@ -424,12 +424,17 @@ fn choose_order<T: TableValues + ?Sized>(
         "nested shared runs"
     );
     let mut trials: Vec<Vec<Vec<u8>>> = vec![Vec::new(); candidates.len()];
-    let mut runs = Vec::new();
+    // The runs read last (side and slots): trial ranges closer than a run share them.
+    let (mut runs, mut held) = (Vec::new(), None);
     for side in 0..2 {
         for range in &ranges {
             let start = range.start / run * run;
             let end = (range.end.div_ceil(run) * run).min(own.size());
-            read_range_par(table, side, start..end, &mut runs).map_err(|e| values_err(path, e))?;
+            if held != Some((side, start..end)) {
+                read_range_par(table, side, start..end, &mut runs)
+                    .map_err(|e| values_err(path, e))?;
+                held = Some((side, start..end));
+            }
             let classes: Vec<Vec<u8>> = readers
                 .par_iter()
                 .map_init(Vec::new, |raw, reader| {
