@@ -5,7 +5,7 @@ use super::metrics;
 use super::source::DecodedTables;
 use crate::format::SPILL_BYTES;
 use crate::format::pairs::ENCODER_TABLE_BYTES;
-use crate::r#gen::{IN_MEMORY_SLOTS, LIST_FLOOR, UNIT_SLOTS, WdlHint, list_caps};
+use crate::r#gen::{IN_MEMORY_SLOTS, LIST_FLOOR, UNIT_SLOTS, WdlHint, largest_unit, list_caps};
 use crate::rules::MoveList;
 use crate::store::{COPY_BYTES, DTW_VALUES_PER_BLOCK, SECTION_VALUES};
 use crate::table::{FRAME, Index, Material, Metric};
@@ -16,11 +16,14 @@ use std::collections::{HashMap, HashSet};
 /// With `n` = slots per side to move ([`Index::size`]), for each metric built (one after the
 /// other, so the peak is that of one metric):
 ///
-/// * the solver ([`crate::gen`]) holds, for the unit it solves (the whole table without pawns;
-///   with pawns at most the whole table, usually much less), a state byte and a quiet bit per
-///   slot and side and frontier lists of at most a quarter byte: `2n × (1 + 1/8 + 1/4)`
-///   = `2.75 n` bytes (the lists of a unit below 2^26 slots may take up to 32 MiB,
-///   [`LIST_FLOOR`]); plus the exact values solved so far, 2 bytes
+/// * the solver ([`crate::gen`]) holds, for the largest unit it solves of `u` slots per side
+///   ([`largest_unit`]: the whole table without pawns; with pawns the largest batch of pawn
+///   configurations of equal advancement, a sixth of KNPvKB), a state byte and a quiet bit
+///   per slot and side and frontier lists of at most a quarter byte: `2u × (1 + 1/8 + 1/4)`
+///   = `2.75 u` bytes (the lists of a unit below 2^26 slots may take up to 32 MiB,
+///   [`LIST_FLOOR`]); plus, with pawns, the frames of the exact store that configurations
+///   smaller than a frame leave filling (at worst all, 2 bytes per slot and side); plus the
+///   exact values solved so far, 2 bytes
 ///   per slot and side in memory for tables up to [`IN_MEMORY_SLOTS`] slots per side (and
 ///   the window shifts' spills, as many again, counted twice), compressed in a scratch file
 ///   beyond; a DTW solve also holds the WDL classes of the table ([`WdlHint`]), 2 bits per
@@ -155,16 +158,16 @@ pub fn estimate_with(
     let disk: u64 = metrics(dtw).iter().map(|&m| file(m)).sum();
     let in_memory = if n <= IN_MEMORY_SLOTS { 2 * n * 2 } else { 0 };
     let exact = 3 * in_memory;
-    // The unit being solved: the whole table without pawns; with pawns a batch of pawn
-    // configurations of at most `UNIT_SLOTS` slots (never less than one configuration).
-    let (unit, filling) = if m.has_pawns() && n > UNIT_SLOTS {
-        let cs = index.rest_size();
-        // Configurations smaller than a frame of the exact store share frames with others
-        // solved at other times: in the worst case every frame is filling, 2 bytes a slot.
-        let filling = if cs < FRAME { 2 * n * 2 } else { 0 };
-        (n.min(UNIT_SLOTS.max(cs)), filling)
+    // The largest unit solved: the whole table without pawns; with pawns a batch of pawn
+    // configurations of equal advancement, at most `UNIT_SLOTS` slots (never less than one
+    // configuration).
+    let unit = largest_unit(&index, UNIT_SLOTS);
+    // Configurations smaller than a frame of the exact store share frames with others solved
+    // at other times: in the worst case every frame is filling, 2 bytes a slot.
+    let filling = if m.has_pawns() && n > IN_MEMORY_SLOTS && index.rest_size() < FRAME {
+        2 * n * 2
     } else {
-        (n, 0)
+        0
     };
     // A DTW solve also holds the table's WDL classes from the solve before it ([`WdlHint`]).
     let hint = if dtw { WdlHint::bytes(n) } else { 0 };

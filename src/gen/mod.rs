@@ -49,7 +49,8 @@ pub use exact::{IN_MEMORY_SLOTS, ScratchError};
 pub use hint::{Class as WdlClass, WdlHint};
 pub use memory::{LookupError, MemoryTables};
 pub use solve::{
-    Direction, LIST_FLOOR, Progress, SolveOptions, Solved, UNIT_SLOTS, generate, list_caps, solve,
+    Direction, LIST_FLOOR, Progress, SolveOptions, Solved, UNIT_SLOTS, generate, largest_unit,
+    list_caps, solve,
 };
 
 use crate::rules::Position;

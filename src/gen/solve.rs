@@ -29,11 +29,11 @@ use crate::table::{
     TableValues, Value, resolve, resolve_with, searches_captures,
 };
 use rayon::prelude::*;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Slots per parallel work item (a multiple of 64).
@@ -398,7 +398,7 @@ pub fn solve<S: TableSource + ?Sized>(
 ) -> Result<Solved, GenError<S::Error>> {
     let material = material.canonical();
     let index = Index::new(material);
-    let units = units(&index, material, opts);
+    let units = units(&index, material, opts.unit_slots);
     let resumable = opts.resume && units.len() > 1;
     // What a checkpoint must match to be resumed: the table, the metric, the index and the units.
     let key = format!(
@@ -504,9 +504,79 @@ impl Unit {
     }
 }
 
-/// The units of `material` (canonical, with its `index`), in the order they are solved (module
-/// doc).
-fn units(index: &Index, material: Material, opts: &SolveOptions) -> Vec<Unit> {
+/// Pawn configurations [`largest_unit`] counts one by one; beyond, it draws this many and
+/// scales (the layouts of five or six pawns have millions of configurations).
+const COUNTED_CONFIGS: u64 = 1 << 20;
+
+/// Slots per side of the largest unit of `index`'s table when units
+/// hold at most `unit_slots` slots ([`SolveOptions::unit_slots`]): what the solver's state
+/// bytes, bit sets and lists scale with. Exact up to 2^20 pawn configurations, estimated
+/// from as many drawn beyond.
+pub fn largest_unit(index: &Index, unit_slots: u64) -> u64 {
+    // Configurations by advancement, counted as [`units`] batches them: the same for every
+    // table of one pawn layout (its lead colour and pawns of each colour), so counted once per
+    // process (a plan of the six-piece set has thousands of tables with pawns and a few dozen
+    // layouts).
+    type Counts = HashMap<(bool, usize, usize), Arc<Vec<u64>>>;
+    static COUNTS: OnceLock<Mutex<Counts>> = OnceLock::new();
+    let Some((lead, lead_pawns, other_pawns)) = index.pawn_layout() else {
+        return index.size();
+    };
+    let key = (lead.is_white(), lead_pawns, other_pawns);
+    let cached = COUNTS
+        .get_or_init(Default::default)
+        .lock()
+        .expect("unit counts lock")
+        .get(&key)
+        .cloned();
+    let counts = cached.unwrap_or_else(|| {
+        let counts = Arc::new(advancement_counts(index, COUNTED_CONFIGS));
+        COUNTS
+            .get_or_init(Default::default)
+            .lock()
+            .expect("unit counts lock")
+            .insert(key, counts.clone());
+        counts
+    });
+    let cs = index.rest_size();
+    let per_unit = (unit_slots / cs).max(1);
+    counts
+        .iter()
+        .map(|&k| k.min(per_unit) * cs)
+        .max()
+        .unwrap_or(0)
+}
+
+/// How many pawn configurations of `index`'s table have each total advancement, in
+/// increasing advancement: counted one by one up to `counted` configurations, beyond that
+/// `counted` configurations drawn by a fixed generator (the same counts every run), each
+/// standing for `configs / counted`.
+fn advancement_counts(index: &Index, counted: u64) -> Vec<u64> {
+    let configs = index.lead_count();
+    let mut by_adv: BTreeMap<u32, u64> = BTreeMap::new();
+    if configs <= counted {
+        for c in 0..configs {
+            if let Some(adv) = index.config_advancement(c) {
+                *by_adv.entry(adv).or_default() += 1;
+            }
+        }
+    } else {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..counted {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            if let Some(adv) = index.config_advancement(state % configs) {
+                *by_adv.entry(adv).or_default() += configs / counted;
+            }
+        }
+    }
+    by_adv.into_values().collect()
+}
+
+/// The units of `material` (canonical, with its `index`) of at most `unit_slots` slots (never
+/// less than one configuration), in the order they are solved (module doc).
+fn units(index: &Index, material: Material, unit_slots: u64) -> Vec<Unit> {
     if !material.has_pawns() {
         return vec![Unit {
             starts: vec![0],
@@ -516,21 +586,11 @@ fn units(index: &Index, material: Material, opts: &SolveOptions) -> Vec<Unit> {
     let cs = index.rest_size();
     let mut by_adv: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
     for c in 0..index.lead_count() {
-        if let Some(pawns) = index.config_pawns(c) {
-            let adv: u32 = pawns
-                .iter()
-                .map(|&(col, sq)| {
-                    if col.is_white() {
-                        sq.rank()
-                    } else {
-                        7 - sq.rank()
-                    }
-                })
-                .sum();
+        if let Some(adv) = index.config_advancement(c) {
             by_adv.entry(adv).or_default().push(c * cs);
         }
     }
-    let per_unit = (opts.unit_slots / cs).max(1) as usize;
+    let per_unit = (unit_slots / cs).max(1) as usize;
     by_adv
         .into_values()
         .rev()
@@ -1909,6 +1969,41 @@ impl<'a, S: TableSource + ?Sized> UnitSolver<'a, S> {
 mod tests {
     use super::*;
     use crate::r#gen::MemoryTables;
+
+    /// The largest unit the estimate counts is the largest the solver makes, for tables
+    /// without pawns and with one to four, at several unit sizes; and the counts drawn for
+    /// large pawn layouts are near the counts one by one.
+    #[test]
+    fn largest_unit_is_the_largest_solved() {
+        for name in [
+            "KQvK", "KPvK", "PvP", "KNPvKB", "PPvP", "KPPvKP", "PPvPP", "PPPPvK",
+        ] {
+            let m = Material::parse(name).unwrap().canonical();
+            let index = Index::new(m);
+            for unit_slots in [1, 1 << 16, 1 << 24, UNIT_SLOTS] {
+                let solved = units(&index, m, unit_slots).iter().map(Unit::len).max();
+                assert_eq!(
+                    Some(largest_unit(&index, unit_slots)),
+                    solved,
+                    "{m} units of at most {unit_slots} slots"
+                );
+            }
+        }
+        let index = Index::new(Material::parse("PPPvP").unwrap().canonical());
+        let exact = advancement_counts(&index, u64::MAX);
+        let drawn = advancement_counts(&index, 1 << 12);
+        assert!(index.lead_count() > 1 << 12);
+        let max = |c: &[u64]| *c.iter().max().unwrap() as f64;
+        let total = |c: &[u64]| c.iter().sum::<u64>() as f64;
+        assert!(
+            (max(&drawn) / max(&exact) - 1.0).abs() < 0.15,
+            "{drawn:?} against {exact:?}"
+        );
+        assert!(
+            (total(&drawn) / total(&exact) - 1.0).abs() < 0.05,
+            "{drawn:?} against {exact:?}"
+        );
+    }
 
     /// Small windows (many shifts, spills and far values derived again), one pawn
     /// configuration per unit, and levels solved all backward, all forward or all mixed give

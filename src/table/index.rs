@@ -1080,18 +1080,23 @@ impl Index {
         self.size / self.rest_size
     }
 
-    /// The pawns of pawn configuration `config` (canonical orientation), or `None` if the
-    /// configuration is not canonical (its mirror image has the smaller number) or the table
-    /// has no pawns.
-    pub fn config_pawns(&self, config: u64) -> Option<Vec<(Color, Square)>> {
+    /// The squares of pawn configuration `config`'s pawns of the lead colour and of the other,
+    /// or `None` if the configuration is not canonical (its mirror image has the smaller
+    /// number) or the table has no pawns.
+    fn canonical_config(&self, config: u64) -> Option<(u64, u64)> {
         let Lead::Pawns(p) = &self.lead else {
             return None;
         };
         let (lead, other) = p.decode(config);
         let mirrored = p.encode(flip_h(lead), flip_h(other));
-        if mirrored.is_some_and(|m| m < config) {
-            return None;
-        }
+        mirrored.is_none_or(|m| m >= config).then_some((lead, other))
+    }
+
+    /// The pawns of pawn configuration `config` (canonical orientation), or `None` if the
+    /// configuration is not canonical (its mirror image has the smaller number) or the table
+    /// has no pawns.
+    pub fn config_pawns(&self, config: u64) -> Option<Vec<(Color, Square)>> {
+        let (lead, other) = self.canonical_config(config)?;
         let lead_color = self.groups[0].piece.color;
         let mut out: Vec<(Color, Square)> = Bitboard(lead)
             .map(|s| (lead_color, s))
@@ -1099,6 +1104,35 @@ impl Index {
             .collect();
         out.sort_by_key(|&(c, s)| (c, s.index()));
         Some(out)
+    }
+
+    /// What the pawn configurations depend on: the colour of the lead pawns and how many
+    /// pawns of that colour and of the other the table has (`None` without pawns). Tables that
+    /// share it number their configurations alike.
+    pub fn pawn_layout(&self) -> Option<(Color, usize, usize)> {
+        match &self.lead {
+            Lead::Pawns(p) => Some((self.groups[0].piece.color, p.lead_count, p.other_count)),
+            Lead::Pieces(_) => None,
+        }
+    }
+
+    /// The total advancement of pawn configuration `config`'s pawns (ranks from each pawn's
+    /// own first rank, summed; what [`Index::config_pawns`] gives, without building the list),
+    /// or `None` where that gives `None`.
+    pub fn config_advancement(&self, config: u64) -> Option<u32> {
+        let (lead, other) = self.canonical_config(config)?;
+        let advancement = |color: Color, pawns: u64| -> u32 {
+            Bitboard(pawns)
+                .map(|s| {
+                    if color.is_white() {
+                        s.rank()
+                    } else {
+                        7 - s.rank()
+                    }
+                })
+                .sum()
+        };
+        Some(advancement(self.groups[0].piece.color, lead) + advancement(Color::Black, other))
     }
 
     /// Key position (0..48) of the lead pawn of pawn configuration `config`: configurations
