@@ -15,5 +15,16 @@ fn main() {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Allocations from 1 MiB are mapped on their own and returned when freed. glibc's default
+    // raises that threshold to the size of each such block freed (up to 32 MiB), after which a
+    // solver's per-unit bit sets and frontier lists come from the heap, which keeps what they
+    // free: KNPvKB's WDL+DTZ build (2 threads) grew by 70 MB over its units, its solve
+    // peaked at 581 MB and its writer at 461 MB, against 502 MB and 376 MB with the threshold
+    // fixed, at the same CPU time (0.992x, 1 thread).
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: `mallopt` changes the allocator's parameters; it runs before any thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
+    }
     std::process::exit(cli::run());
 }

@@ -1089,7 +1089,9 @@ impl Index {
         };
         let (lead, other) = p.decode(config);
         let mirrored = p.encode(flip_h(lead), flip_h(other));
-        mirrored.is_none_or(|m| m >= config).then_some((lead, other))
+        mirrored
+            .is_none_or(|m| m >= config)
+            .then_some((lead, other))
     }
 
     /// The pawns of pawn configuration `config` (canonical orientation), or `None` if the
