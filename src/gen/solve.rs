@@ -549,8 +549,8 @@ pub fn largest_unit(index: &Index, unit_slots: u64) -> u64 {
 
 /// How many pawn configurations of `index`'s table have each total advancement, in
 /// increasing advancement: counted one by one up to `counted` configurations, beyond that
-/// `counted` configurations drawn by a fixed generator (the same counts every run), each
-/// standing for `configs / counted`.
+/// `counted` configurations drawn by a fixed generator (the same counts every run), scaled by
+/// `configs / counted`.
 fn advancement_counts(index: &Index, counted: u64) -> Vec<u64> {
     let configs = index.lead_count();
     let mut by_adv: BTreeMap<u32, u64> = BTreeMap::new();
@@ -567,8 +567,13 @@ fn advancement_counts(index: &Index, counted: u64) -> Vec<u64> {
             state ^= state >> 7;
             state ^= state << 17;
             if let Some(adv) = index.config_advancement(state % configs) {
-                *by_adv.entry(adv).or_default() += configs / counted;
+                *by_adv.entry(adv).or_default() += 1;
             }
+        }
+        // Scaled after counting: a whole number of configurations per draw would lose up to
+        // half of them just above `counted`.
+        for k in by_adv.values_mut() {
+            *k = (u128::from(*k) * u128::from(configs) / u128::from(counted)) as u64;
         }
     }
     by_adv.into_values().collect()
@@ -1991,18 +1996,21 @@ mod tests {
         }
         let index = Index::new(Material::parse("PPPvP").unwrap().canonical());
         let exact = advancement_counts(&index, u64::MAX);
-        let drawn = advancement_counts(&index, 1 << 12);
-        assert!(index.lead_count() > 1 << 12);
         let max = |c: &[u64]| *c.iter().max().unwrap() as f64;
         let total = |c: &[u64]| c.iter().sum::<u64>() as f64;
-        assert!(
-            (max(&drawn) / max(&exact) - 1.0).abs() < 0.15,
-            "{drawn:?} against {exact:?}"
-        );
-        assert!(
-            (total(&drawn) / total(&exact) - 1.0).abs() < 0.05,
-            "{drawn:?} against {exact:?}"
-        );
+        // Many configurations per draw, and under two (401 580 configurations).
+        for counted in [1 << 12, 1 << 18] {
+            let drawn = advancement_counts(&index, counted);
+            assert!(index.lead_count() > counted);
+            assert!(
+                (max(&drawn) / max(&exact) - 1.0).abs() < 0.15,
+                "{counted}: {drawn:?} against {exact:?}"
+            );
+            assert!(
+                (total(&drawn) / total(&exact) - 1.0).abs() < 0.05,
+                "{counted}: {drawn:?} against {exact:?}"
+            );
+        }
     }
 
     /// Small windows (many shifts, spills and far values derived again), one pawn
