@@ -29,11 +29,11 @@ use crate::table::{
     TableValues, Value, resolve, resolve_with, searches_captures,
 };
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, AtomicU32, AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Slots per parallel work item (a multiple of 64).
@@ -517,27 +517,14 @@ pub fn largest_unit(index: &Index, unit_slots: u64) -> u64 {
     // table of one pawn layout (its lead colour and pawns of each colour), so counted once per
     // process (a plan of the six-piece set has thousands of tables with pawns and a few dozen
     // layouts).
-    type Counts = HashMap<(bool, usize, usize), Arc<Vec<u64>>>;
-    static COUNTS: OnceLock<Mutex<Counts>> = OnceLock::new();
-    let Some((lead, lead_pawns, other_pawns)) = index.pawn_layout() else {
+    static COUNTS: Mutex<BTreeMap<(Color, usize, usize), Vec<u64>>> = Mutex::new(BTreeMap::new());
+    let Some(layout) = index.pawn_layout() else {
         return index.size();
     };
-    let key = (lead.is_white(), lead_pawns, other_pawns);
-    let cached = COUNTS
-        .get_or_init(Default::default)
-        .lock()
-        .expect("unit counts lock")
-        .get(&key)
-        .cloned();
-    let counts = cached.unwrap_or_else(|| {
-        let counts = Arc::new(advancement_counts(index, COUNTED_CONFIGS));
-        COUNTS
-            .get_or_init(Default::default)
-            .lock()
-            .expect("unit counts lock")
-            .insert(key, counts.clone());
-        counts
-    });
+    let mut counts = COUNTS.lock().expect("unit counts lock");
+    let counts = counts
+        .entry(layout)
+        .or_insert_with(|| advancement_counts(index, COUNTED_CONFIGS));
     let cs = index.rest_size();
     let per_unit = (unit_slots / cs).max(1);
     counts
