@@ -29,8 +29,8 @@ use std::collections::{HashMap, HashSet};
 ///   beyond; a DTW solve also holds the WDL classes of the table ([`WdlHint`]), 2 bits per
 ///   slot and side;
 /// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
-///   sections at a time: [`WRITER_BYTES_PER_SECTION_SLOT`] per slot of a section and one set
-///   of the pairs encoder's tables (measured), the values of one shared run each where the
+///   sections at a time: [`WRITER_BYTES_PER_SECTION_SLOT`] per slot of a section and one
+///   pairs encoder's table (measured), the values of one shared run each where the
 ///   file orders the rest groups unlike the solver ([`Index::shared_run`]: 2 bytes a slot of
 ///   at most a lead configuration), and the compressed data of the two encodings a one-side
 ///   file may compare (at [`WRITER_IMAGE_BYTES_PER_SLOT`], [`SPILL_BYTES`] each at most, the
@@ -117,10 +117,10 @@ pub const DISK_BYTES_PER_SLOT: [f64; 3] = [0.25, 0.5, 0.5];
 /// ≤4-piece `.wdl` files (0.030; the largest 0.13): an expectation, not a bound, as the pages
 /// are clean and the kernel takes them back when memory runs short.
 pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
-/// The writer's peak per slot of a section ([`SECTION_VALUES`] at most), beside one set of
-/// the pairs encoder's tables ([`ENCODER_TABLE_BYTES`]): two sections are in flight, each
+/// The writer's peak per slot of a section ([`SECTION_VALUES`] at most), beside one pairs
+/// encoder's table ([`ENCODER_TABLE_BYTES`]): two sections are in flight, each
 /// with the codes read, their symbols and the encoder's copy of them (2 bytes a slot each)
-/// and the encoder's pair candidates; the encoder's tables peak when a section's symbols
+/// and the encoder's pair candidates; the encoder's table peaks when a section's symbols
 /// reach [`crate::format::pairs::MAX_SYMBOLS`], late in its encoding, and two sections seldom
 /// peak at once. Measured with `generate --report` (the write phases' own peaks, their peak
 /// less the resident set at their start) on KKKKvB, NNNvNN, KKKKvP, KKKKKvB and KQBNvK (6·10⁶

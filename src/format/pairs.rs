@@ -70,9 +70,9 @@ pub const MAX_EXPANSION: u32 = 256;
 /// The longest Huffman code, in bits (code lengths are 5 bits in the file).
 pub const MAX_CODE_LEN: u8 = 31;
 
-/// Bytes of the pair-count and replacement tables of one [`encode`] at most (they grow with the
-/// square of the symbol count).
-pub const ENCODER_TABLE_BYTES: u64 = (MAX_SYMBOLS * MAX_SYMBOLS * 6) as u64;
+/// Bytes of the pair table of one [`encode`] at most (a `u32` per pair of symbols: it grows
+/// with the square of the symbol count).
+pub const ENCODER_TABLE_BYTES: u64 = (MAX_SYMBOLS * MAX_SYMBOLS * 4) as u64;
 
 /// A pair becomes a symbol only if it occurs at least this often (a symbol costs about five
 /// bytes of tables).
@@ -174,13 +174,15 @@ pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, EncodeError
 /// first and each at least a quarter as common as the commonest. Returns the pairs; `lens`
 /// gets the expansion length of each new symbol.
 fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
-    // Pair `(a, b)` of a round with `s` symbols is entry `a * s + b` of both tables, which
-    // stay zero between rounds: a round clears only the entries it set, instead of clearing
-    // and scanning all `s * s` of them (the `.wdl` + `.dtz` writes of 19 four-piece tables,
-    // one after the other on one thread: 8.08 -> 7.43 CPU-s, 0.92x, the same bytes).
+    // Pair `(a, b)` of a round with `s` symbols is entry `a * s + b` of one table, which stays
+    // zero between rounds: a round clears only the entries it set, instead of clearing and
+    // scanning all `s * s` of them (the `.wdl` + `.dtz` writes of 19 four-piece tables, one
+    // after the other on one thread: 8.08 -> 7.43 CPU-s, 0.92x, the same bytes). The table
+    // holds a round's pair counts, then, once the pairs are chosen and the counts cleared,
+    // the new symbol of each chosen pair: a second table for those, 2 bytes a pair, had
+    // been a third of the encoder's peak.
     let mut pairs = Vec::new();
-    let mut counts: Vec<u32> = Vec::new();
-    let mut replace: Vec<u16> = Vec::new();
+    let mut table: Vec<u32> = Vec::new();
     // The pairs counted this round, each once, by entry.
     let mut seen: Vec<u32> = Vec::new();
     loop {
@@ -189,14 +191,10 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             break;
         }
         let at = |a: usize, b: usize| a * s + b;
-        for &i in &seen {
-            counts[i as usize] = 0;
+        if table.len() < s * s {
+            table.resize(s * s, 0);
         }
-        seen.clear();
-        if counts.len() < s * s {
-            counts.resize(s * s, 0);
-            replace.resize(s * s, 0);
-        }
+        let counts = &mut table;
         // A run `aaaa` holds two replaceable `aa`, not three: count every other one.
         let mut in_run = false;
         for w in seq.windows(2) {
@@ -225,9 +223,15 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
                 c >= MIN_PAIR_COUNT && lens[a as usize] + lens[b as usize] <= MAX_EXPANSION
             })
             .collect();
+        // The counts are read: the table is clear again for the chosen pairs' symbols.
+        for &i in &seen {
+            counts[i as usize] = 0;
+        }
+        seen.clear();
         if cands.is_empty() {
             break;
         }
+        let replace = &mut table;
         cands.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
         let floor = (cands[0].0 / 4).max(MIN_PAIR_COUNT);
         let mut is_left = vec![false; s];
@@ -245,7 +249,7 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             is_left[a] = true;
             is_right[b] = true;
             // Stored plus one: 0 means "not replaced".
-            replace[at(a, b)] = next as u16 + 1;
+            replace[at(a, b)] = next as u32 + 1;
             pairs.push((a as u16, b as u16));
             lens.push(lens[a] + lens[b]);
             next += 1;
@@ -256,7 +260,7 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             if r + 1 < n {
                 let code = replace[at(seq[r] as usize, seq[r + 1] as usize)];
                 if code != 0 {
-                    seq[w] = code - 1;
+                    seq[w] = (code - 1) as u16;
                     w += 1;
                     r += 2;
                     continue;
