@@ -125,7 +125,8 @@ pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
 /// peak at once. Measured with `generate --report` (the write phases' own peaks, their peak
 /// less the resident set at their start) on KKKKvB, NNNvNN, KKKKvP, KKKKKvB and KQBNvK (6·10⁶
 /// to 1.2·10⁸ slots per side): 137 to 350 MiB, 7 to 16 bytes per section slot beside the
-/// tables; the estimate takes 12.
+/// encoder's tables of then (96 MiB; one table of 64 MiB since, the rest unchanged); the
+/// estimate takes 12.
 pub const WRITER_BYTES_PER_SECTION_SLOT: u64 = 12;
 /// Expected compressed bytes per slot and side of the largest file a table writes, for the
 /// compressed data its writer keeps in memory (up to [`SPILL_BYTES`] an encoding): above the

@@ -180,7 +180,7 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
     // after the other on one thread: 8.08 -> 7.43 CPU-s, 0.92x, the same bytes). The table
     // holds a round's pair counts, then, once the pairs are chosen and the counts cleared,
     // the new symbol of each chosen pair: a second table for those, 2 bytes a pair, had
-    // been a third of the encoder's peak.
+    // been a third of the encoder's tables (32 of 96 MiB at `MAX_SYMBOLS`).
     let mut pairs = Vec::new();
     let mut table: Vec<u32> = Vec::new();
     // The pairs counted this round, each once, by entry.
