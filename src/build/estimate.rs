@@ -4,7 +4,7 @@
 use super::metrics;
 use super::source::DecodedTables;
 use crate::format::SPILL_BYTES;
-use crate::format::pairs::ENCODER_TABLE_BYTES;
+use crate::format::pairs::encoder_table_bytes;
 use crate::r#gen::{IN_MEMORY_SLOTS, LIST_FLOOR, UNIT_SLOTS, WdlHint, largest_unit, list_caps};
 use crate::rules::MoveList;
 use crate::store::{COPY_BYTES, DTW_VALUES_PER_BLOCK, SECTION_VALUES};
@@ -118,7 +118,7 @@ pub const DISK_BYTES_PER_SLOT: [f64; 3] = [0.25, 0.5, 0.5];
 /// are clean and the kernel takes them back when memory runs short.
 pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
 /// The writer's peak per slot of a section ([`SECTION_VALUES`] at most), beside one pairs
-/// encoder's table ([`ENCODER_TABLE_BYTES`]): two sections are in flight, each
+/// encoder's table ([`encoder_table_bytes`] of the section): two sections are in flight, each
 /// with the codes read, their symbols and the encoder's copy of them (2 bytes a slot each)
 /// and the encoder's pair candidates; the encoder's table peaks when a section's symbols
 /// reach [`crate::format::pairs::MAX_SYMBOLS`], late in its encoding, and two sections seldom
@@ -190,7 +190,7 @@ pub fn estimate_with(
     let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
     let writer = in_memory
         + copy
-        + ENCODER_TABLE_BYTES
+        + encoder_table_bytes(section)
         + WRITER_BYTES_PER_SECTION_SLOT * section
         + 2 * run
         + 2 * (image.min(SPILL_BYTES as u64) + image / 64);
@@ -507,8 +507,8 @@ mod tests {
         assert_eq!(e.disk, disk);
         // Solving: state bytes, quiet bits, frontier lists; the exact values in memory (a small
         // table), and as many again for spills, twice. Writing: the exact values, the measured
-        // bytes per section slot (the whole table is one section), one set of the encoder's
-        // tables, a shared run of each section (a lead configuration: the rook's 62 squares),
+        // bytes per section slot (the whole table is one section), the encoder's table (by
+        // the section's length: below `ENCODER_TABLE_BYTES` for so short a one), a shared run of each section (a lead configuration: the rook's 62 squares),
         // the expected compressed data of two encodings, each with its header. + the
         // caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all small) + base.
         // The frontier lists may hold one entry per slot and side: the table is below
@@ -517,7 +517,7 @@ mod tests {
         let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
         let writing = 4 * n
             + WRITER_BYTES_PER_SECTION_SLOT * n
-            + ENCODER_TABLE_BYTES
+            + encoder_table_bytes(n)
             + 2 * 2 * 62
             + 2 * (image + image / 64);
         assert_eq!((e.solver, e.writer), (solving, writing), "{e:?}");
@@ -534,7 +534,7 @@ mod tests {
         let n = e.slots;
         assert!(n <= IN_MEMORY_SLOTS && 4 * n <= COPY_BYTES, "{e:?}");
         assert!(
-            e.writer >= 4 * n + 4 * n + WRITER_BYTES_PER_SECTION_SLOT * n + ENCODER_TABLE_BYTES,
+            e.writer >= 4 * n + 4 * n + WRITER_BYTES_PER_SECTION_SLOT * n + encoder_table_bytes(n),
             "{e:?}"
         );
     }

@@ -71,8 +71,15 @@ pub const MAX_EXPANSION: u32 = 256;
 pub const MAX_CODE_LEN: u8 = 31;
 
 /// Bytes of the pair table of one [`encode`] at most (a `u32` per pair of symbols: it grows
-/// with the square of the symbol count).
+/// with the square of the symbol count); see [`encoder_table_bytes`] for short sections.
 pub const ENCODER_TABLE_BYTES: u64 = (MAX_SYMBOLS * MAX_SYMBOLS * 4) as u64;
+
+/// Bytes of the pair table of one [`encode`] of `values` values at most:
+/// [`ENCODER_TABLE_BYTES`], or 16 bytes a value if that is less (a round counts its pairs in
+/// a table while it has at most 4 entries a value, else by sorting them, 4 bytes a value).
+pub fn encoder_table_bytes(values: u64) -> u64 {
+    ENCODER_TABLE_BYTES.min(ENCODER_BYTES_PER_VALUE * values)
+}
 
 /// A pair becomes a symbol only if it occurs at least this often (a symbol costs about five
 /// bytes of tables).
@@ -174,64 +181,132 @@ pub fn encode(values: &[u16], block_bytes: usize) -> Result<Encoded, EncodeError
 /// first and each at least a quarter as common as the commonest. Returns the pairs; `lens`
 /// gets the expansion length of each new symbol.
 fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
-    // Pair `(a, b)` of a round with `s` symbols is entry `a * s + b` of one table, which stays
-    // zero between rounds: a round clears only the entries it set, instead of clearing and
-    // scanning all `s * s` of them (the `.wdl` + `.dtz` writes of 19 four-piece tables, one
-    // after the other on one thread: 8.08 -> 7.43 CPU-s, 0.92x, the same bytes). The table
-    // holds a round's pair counts, then, once the pairs are chosen and the counts cleared,
-    // the new symbol of each chosen pair: a second table for those, 2 bytes a pair, had
-    // been a third of the encoder's tables (32 of 96 MiB at `MAX_SYMBOLS`).
+    repair_with(seq, lens, DENSE_ENTRIES_PER_VALUE)
+}
+
+/// A round with `s` symbols counts its pairs in a table of `s * s` entries while that is at
+/// most this many entries a value of the sequence, and past that by sorting the sequence's
+/// pairs: the encoder's table stays within [`ENCODER_BYTES_PER_VALUE`] bytes a value of its
+/// section (and [`ENCODER_TABLE_BYTES`]).
+const DENSE_ENTRIES_PER_VALUE: usize = 4;
+
+/// Bytes of the pair table of one [`encode`] per value encoded at most: a table of `s * s`
+/// entries of 4 bytes while `s * s` is at most [`DENSE_ENTRIES_PER_VALUE`] a value, else the
+/// sorted pairs, 4 bytes a value.
+const ENCODER_BYTES_PER_VALUE: u64 = 4 * DENSE_ENTRIES_PER_VALUE as u64;
+
+/// Calls `f` with each pair of `seq` a round counts, as `a * s + b`: a run `aaaa` holds two
+/// replaceable `aa`, not three, so every other one is counted.
+#[inline]
+fn for_each_counted_pair(seq: &[u16], s: usize, mut f: impl FnMut(usize)) {
+    let mut in_run = false;
+    for w in seq.windows(2) {
+        let (a, b) = (w[0] as usize, w[1] as usize);
+        if a == b {
+            in_run = !in_run;
+            if !in_run {
+                continue;
+            }
+        } else {
+            in_run = false;
+        }
+        f(a * s + b);
+    }
+}
+
+/// Replaces, left to right, each pair of `seq` (as `a * s + b`) that `code` maps to a new
+/// symbol plus one (0: not replaced).
+#[inline]
+fn replace_pairs(seq: &mut Vec<u16>, s: usize, code: impl Fn(usize) -> u32) {
+    let (mut r, mut w) = (0, 0);
+    let n = seq.len();
+    while r < n {
+        if r + 1 < n {
+            let c = code(seq[r] as usize * s + seq[r + 1] as usize);
+            if c != 0 {
+                seq[w] = (c - 1) as u16;
+                w += 1;
+                r += 2;
+                continue;
+            }
+        }
+        seq[w] = seq[r];
+        w += 1;
+        r += 1;
+    }
+    seq.truncate(w);
+}
+
+/// [`repair`], counting in a table while `s * s` is at most `dense` entries a value of the
+/// sequence (0: always by sorting): the pairs chosen do not depend on how they are counted.
+fn repair_with(seq: &mut Vec<u16>, lens: &mut Vec<u32>, dense: usize) -> Vec<(u16, u16)> {
+    // Dense counting: pair `(a, b)` of a round with `s` symbols is entry `a * s + b` of one
+    // table, which stays zero between rounds: a round clears only the entries it set, instead
+    // of clearing and scanning all `s * s` of them (the `.wdl` + `.dtz` writes of 19
+    // four-piece tables, one after the other on one thread: 8.08 -> 7.43 CPU-s, 0.92x, the
+    // same bytes). The table holds a round's pair counts, then, once the pairs are chosen and
+    // the counts cleared, the new symbol of each chosen pair: a second table for those, 2
+    // bytes a pair, had been a third of the encoder's tables (32 of 96 MiB at `MAX_SYMBOLS`).
+    // Its `s * s` entries outgrow the pairs of a sequence that earlier rounds have shortened,
+    // so past `dense` entries a value the pairs are sorted instead (`s` only grows and the
+    // sequence only shrinks: a round never goes back to the table). With 4 entries a value,
+    // 25 four-piece tables written by both binaries at once, 1 thread each: write peaks
+    // 34-54 -> 18-19 MiB at 10^5 slots a side, 142-148 -> 85 MiB at 5.7 * 10^6; write CPU
+    // 0.959x; the same bytes.
     let mut pairs = Vec::new();
     let mut table: Vec<u32> = Vec::new();
-    // The pairs counted this round, each once, by entry.
+    // The pairs counted this round: each once, by entry (dense); all of them (sorted).
     let mut seen: Vec<u32> = Vec::new();
     loop {
         let s = lens.len();
         if s >= MAX_SYMBOLS || seq.len() < 2 {
             break;
         }
-        let at = |a: usize, b: usize| a * s + b;
-        if table.len() < s * s {
-            table.resize(s * s, 0);
-        }
-        let counts = &mut table;
-        // A run `aaaa` holds two replaceable `aa`, not three: count every other one.
-        let mut in_run = false;
-        for w in seq.windows(2) {
-            let (a, b) = (w[0] as usize, w[1] as usize);
-            if a == b {
-                in_run = !in_run;
-                if !in_run {
-                    continue;
+        let sorted = s * s > dense.saturating_mul(seq.len());
+        let candidate = |c: u32, a: u16, b: u16| {
+            c >= MIN_PAIR_COUNT && lens[a as usize] + lens[b as usize] <= MAX_EXPANSION
+        };
+        let mut cands: Vec<(u32, u16, u16)> = Vec::new();
+        if sorted {
+            table = Vec::new();
+            for_each_counted_pair(seq, s, |i| seen.push(i as u32));
+            seen.sort_unstable();
+            for run in seen.chunk_by(|x, y| x == y) {
+                let i = run[0] as usize;
+                let (c, a, b) = (run.len() as u32, (i / s) as u16, (i % s) as u16);
+                if candidate(c, a, b) {
+                    cands.push((c, a, b));
                 }
-            } else {
-                in_run = false;
             }
-            let c = &mut counts[at(a, b)];
-            if *c == 0 {
-                seen.push(at(a, b) as u32);
+        } else {
+            if table.len() < s * s {
+                table.resize(s * s, 0);
             }
-            *c += 1;
-        }
-        let mut cands: Vec<(u32, u16, u16)> = seen
-            .iter()
-            .map(|&i| {
-                let i = i as usize;
-                (counts[i], (i / s) as u16, (i % s) as u16)
-            })
-            .filter(|&(c, a, b)| {
-                c >= MIN_PAIR_COUNT && lens[a as usize] + lens[b as usize] <= MAX_EXPANSION
-            })
-            .collect();
-        // The counts are read: the table is clear again for the chosen pairs' symbols.
-        for &i in &seen {
-            counts[i as usize] = 0;
+            let counts = &mut table;
+            for_each_counted_pair(seq, s, |i| {
+                let c = &mut counts[i];
+                if *c == 0 {
+                    seen.push(i as u32);
+                }
+                *c += 1;
+            });
+            cands.extend(
+                seen.iter()
+                    .map(|&i| {
+                        let i = i as usize;
+                        (counts[i], (i / s) as u16, (i % s) as u16)
+                    })
+                    .filter(|&(c, a, b)| candidate(c, a, b)),
+            );
+            // The counts are read: the table is clear again for the chosen pairs' symbols.
+            for &i in &seen {
+                counts[i as usize] = 0;
+            }
         }
         seen.clear();
         if cands.is_empty() {
             break;
         }
-        let replace = &mut table;
         cands.sort_unstable_by(|x, y| y.0.cmp(&x.0).then((x.1, x.2).cmp(&(y.1, y.2))));
         let floor = (cands[0].0 / 4).max(MIN_PAIR_COUNT);
         let mut is_left = vec![false; s];
@@ -248,31 +323,33 @@ fn repair(seq: &mut Vec<u16>, lens: &mut Vec<u32>) -> Vec<(u16, u16)> {
             }
             is_left[a] = true;
             is_right[b] = true;
-            // Stored plus one: 0 means "not replaced".
-            replace[at(a, b)] = next as u32 + 1;
             pairs.push((a as u16, b as u16));
             lens.push(lens[a] + lens[b]);
             next += 1;
         }
-        let (mut r, mut w) = (0, 0);
-        let n = seq.len();
-        while r < n {
-            if r + 1 < n {
-                let code = replace[at(seq[r] as usize, seq[r + 1] as usize)];
-                if code != 0 {
-                    seq[w] = (code - 1) as u16;
-                    w += 1;
-                    r += 2;
-                    continue;
-                }
+        let chosen = &pairs[first..];
+        if sorted {
+            // The chosen pairs by entry, each with its new symbol plus one.
+            let mut codes: Vec<(usize, u32)> = chosen
+                .iter()
+                .enumerate()
+                .map(|(k, &(a, b))| (a as usize * s + b as usize, (s + k) as u32 + 1))
+                .collect();
+            codes.sort_unstable();
+            replace_pairs(seq, s, |i| {
+                codes
+                    .binary_search_by_key(&i, |&(e, _)| e)
+                    .map_or(0, |k| codes[k].1)
+            });
+        } else {
+            // Stored plus one: 0 means "not replaced".
+            for (k, &(a, b)) in chosen.iter().enumerate() {
+                table[a as usize * s + b as usize] = (s + k) as u32 + 1;
             }
-            seq[w] = seq[r];
-            w += 1;
-            r += 1;
-        }
-        seq.truncate(w);
-        for &(a, b) in &pairs[first..] {
-            replace[at(a as usize, b as usize)] = 0;
+            replace_pairs(seq, s, |i| table[i]);
+            for &(a, b) in chosen {
+                table[a as usize * s + b as usize] = 0;
+            }
         }
     }
     pairs
@@ -994,6 +1071,39 @@ mod tests {
             .map(|_| (r() as u32).leading_zeros() as u16 * 1000)
             .collect();
         roundtrip(&values);
+    }
+
+    #[test]
+    fn counting_by_table_or_by_sorting_chooses_the_same_pairs() {
+        let mut r = rng(0x2545_f491_4f6c_dd1d);
+        let row: Vec<u16> = (0..97).map(|_| (r() % 7) as u16).collect();
+        let inputs: Vec<Vec<u16>> = vec![
+            // Rows with noise: many rounds, hundreds of pairs.
+            (0..300_000)
+                .map(|i| {
+                    if r().is_multiple_of(40) {
+                        (r() % 7) as u16
+                    } else {
+                        row[i % 97]
+                    }
+                })
+                .collect(),
+            // Runs of equal values (the every-other rule) among others.
+            (0..50_000).map(|i| ((i / 37) % 3) as u16).collect(),
+            // Random values: every pair common at first, nearly 2 000 pairs.
+            (0..400_000).map(|_| (r() % 40) as u16).collect(),
+        ];
+        for values in inputs {
+            let bases = *values.iter().max().expect("values") as usize + 1;
+            let (mut by_table, mut by_sorting) = (values.clone(), values.clone());
+            let (mut lens_t, mut lens_s) = (vec![1; bases], vec![1; bases]);
+            let pairs_t = repair_with(&mut by_table, &mut lens_t, usize::MAX);
+            let pairs_s = repair_with(&mut by_sorting, &mut lens_s, 0);
+            assert!(pairs_t.len() >= 20, "{} pairs", pairs_t.len());
+            assert_eq!(pairs_t, pairs_s);
+            assert_eq!(by_table, by_sorting);
+            assert_eq!(lens_t, lens_s);
+        }
     }
 
     #[test]
