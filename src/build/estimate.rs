@@ -121,13 +121,15 @@ pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
 /// The writer's peak per slot of a section ([`SECTION_VALUES`] at most), beside one pairs
 /// encoder's table ([`encoder_table_bytes`] of the section): two sections are in flight, each
 /// with the codes read, their symbols and the encoder's copy of them (2 bytes a slot each)
-/// and the encoder's pair candidates; the encoder's table peaks when a section's symbols
-/// reach [`crate::format::pairs::MAX_SYMBOLS`], late in its encoding, and two sections seldom
-/// peak at once. Measured with `generate --report` (the write phases' own peaks, their peak
-/// less the resident set at their start) on KKKKvB, NNNvNN, KKKKvP, KKKKKvB and KQBNvK (6·10⁶
-/// to 1.2·10⁸ slots per side): 137 to 350 MiB, 7 to 16 bytes per section slot beside the
-/// encoder's tables of then (96 MiB; one table of 64 MiB since, the rest unchanged); the
-/// estimate takes 12.
+/// and the encoder's pair candidates; the encoder's table is its bound at most, and two
+/// sections seldom peak at once. Measured with `generate --report` (the write phases' own
+/// peaks, their peak less the resident set at their start) on KKKKvB, NNNvNN, KKKKvP, KKKKKvB
+/// and KQBNvK (6·10⁶ to 1.2·10⁸ slots per side): 137 to 350 MiB, 7 to 16 bytes per section
+/// slot beside the encoder's tables of then (96 MiB); the estimate takes 12. Since the
+/// encoder sorts the pairs of a short sequence instead of growing its table, the resident
+/// sets of KKKKvB, NNNvNN and KQBNvK peak in their write phases (1 thread, all metrics) at
+/// 56, 66 and 93 MiB against 167, 197 and 310 MiB for the writer and [`BASE_MEMORY`]: an
+/// upper estimate now, not yet refitted.
 pub const WRITER_BYTES_PER_SECTION_SLOT: u64 = 12;
 /// Expected compressed bytes per slot and side of the largest file a table writes, for the
 /// compressed data its writer keeps in memory (up to [`SPILL_BYTES`] an encoding): above the
