@@ -52,9 +52,9 @@ use std::collections::{HashMap, HashSet};
 ///   this one that promotions of promotions reach ([`DecodedTables::FAR_BYTES`] at most),
 ///   and keeps the slots it searches of the left-out `.dtw` sides of tables read through
 ///   their files, at most one per slot of this table ([`DecodedTables::SEARCHED_BYTES`] at
-///   most), and those tables' classes, 2 bits a slot and side, and of the far tables it reads
-///   through their files beyond [`DecodedTables::FAR_BYTES`] (their share of the far bytes
-///   above it) ([`DecodedTables::OUTCOME_BYTES`] at most);
+///   most), and the classes, 2 bits a slot and side, of those tables and of the far tables
+///   it reads through their files beyond [`DecodedTables::FAR_BYTES`] (their share of the
+///   far bytes above it), [`DecodedTables::OUTCOME_BYTES`] at most;
 /// * a fixed [`BASE_MEMORY`] for the program and thread stacks.
 ///
 /// Files: [`DISK_BYTES_PER_SLOT`] bytes per slot and side and file, about twice the largest
@@ -521,8 +521,9 @@ mod tests {
         // Solving: state bytes, quiet bits, frontier lists; the exact values in memory (a small
         // table), and as many again for spills, twice. Writing: the exact values, the measured
         // bytes per section slot (the whole table is one section), the encoder's table (by
-        // the section's length: below `ENCODER_TABLE_BYTES` for so short a one), a shared run of each section (a lead configuration: the rook's 62 squares),
-        // the expected compressed data of two encodings, each with its header. + the
+        // the section's length: below `ENCODER_TABLE_BYTES` for so short a one), a shared
+        // run of each section (a lead configuration: the rook's 62 squares), the expected
+        // compressed data of two encodings, each with its header. + the
         // caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all small) + base.
         // The frontier lists may hold one entry per slot and side: the table is below
         // `LIST_FLOOR`.
@@ -552,13 +553,6 @@ mod tests {
         );
     }
 
-    /// The six-piece WDL+DTZ builds measured (single-core ns per slot and side, from their
-    /// `--report` lines; see [`NS_PER_SLOT_VISIT`]) are estimated within 25 %, and only
-    /// KQRvKBN's five-piece captures, KKQBNvK's and KKKKKvP's reads go through files. They
-    /// were built when a WDL/DTZ build read every table above [`DecodedTables::MAX_BYTES`]
-    /// through its files, as a DTW build does: the estimate with those moves
-    /// ([`Estimate::dtw_files_moves`]). Built since, when it decodes its five-piece tables,
-    /// KKKKvKQ is estimated at about 2x its time, before as now (single tables stray).
     /// Four-piece tables whose DTW solves reach more tables by promotions of promotions than
     /// [`DecodedTables::FAR_BYTES`] holds decoded: the peaks (MiB) of `generate --report` on
     /// 7e5a500 (2 threads, all metrics), each their DTW solve's. Counting only the far tables'
@@ -573,6 +567,13 @@ mod tests {
         }
     }
 
+    /// The six-piece WDL+DTZ builds measured (single-core ns per slot and side, from their
+    /// `--report` lines; see [`NS_PER_SLOT_VISIT`]) are estimated within 25 %, and only
+    /// KQRvKBN's five-piece captures, KKQBNvK's and KKKKKvP's reads go through files. They
+    /// were built when a WDL/DTZ build read every table above [`DecodedTables::MAX_BYTES`]
+    /// through its files, as a DTW build does: the estimate with those moves
+    /// ([`Estimate::dtw_files_moves`]). Built since, when it decodes its five-piece tables,
+    /// KKKKvKQ is estimated at about 2x its time, before as now (single tables stray).
     #[test]
     fn six_piece_estimates_hold_for_the_tables_built() {
         for (name, measured_ns, files) in [
