@@ -269,17 +269,23 @@ pub fn estimate_with(
         // And the outcomes of the tables it reads through their files, up to their budget:
         // those too large to decode, and the far tables beyond [`DecodedTables::FAR_BYTES`]
         // (which of them is first come first served: the share of their bytes above it).
-        let mut outcome_bytes = |tables: &mut dyn Iterator<Item = &Material>, decodable: bool| {
-            tables
-                .map(|&d| size(d))
-                .filter(|&s| DecodedTables::decoded_bytes(s, Metric::Dtw).is_some() == decodable)
-                .map(DecodedTables::outcome_bytes)
-                .sum::<u64>()
+        // A table's outcome bytes if it is decodable (`true`) or too large (`false`), else 0.
+        let mut outcome_bytes = |d: &Material, decodable: bool| {
+            let s = size(*d);
+            if DecodedTables::decoded_bytes(s, Metric::Dtw).is_some() == decodable {
+                DecodedTables::outcome_bytes(s)
+            } else {
+                0
+            }
         };
-        let too_large = outcome_bytes(&mut sources.iter().chain(&far_tables), false);
+        let too_large: u64 = sources
+            .iter()
+            .chain(&far_tables)
+            .map(|d| outcome_bytes(d, false))
+            .sum();
         let over = far.saturating_sub(DecodedTables::FAR_BYTES);
         let far_over = if over > 0 {
-            let all = outcome_bytes(&mut far_tables.iter(), true);
+            let all: u64 = far_tables.iter().map(|d| outcome_bytes(d, true)).sum();
             (all as f64 * over as f64 / far as f64) as u64
         } else {
             0

@@ -311,7 +311,8 @@ fn repair_with(seq: &mut Vec<u16>, lens: &mut Vec<u32>, dense: usize) -> Vec<(u1
         let floor = (cands[0].0 / 4).max(MIN_PAIR_COUNT);
         let mut is_left = vec![false; s];
         let mut is_right = vec![false; s];
-        let first = pairs.len();
+        // Each chosen pair's entry, with its new symbol plus one (0 means "not replaced").
+        let mut codes: Vec<(usize, u32)> = Vec::new();
         let mut next = s;
         for &(c, a, b) in &cands {
             if c < floor || next >= MAX_SYMBOLS {
@@ -325,16 +326,10 @@ fn repair_with(seq: &mut Vec<u16>, lens: &mut Vec<u32>, dense: usize) -> Vec<(u1
             is_right[b] = true;
             pairs.push((a as u16, b as u16));
             lens.push(lens[a] + lens[b]);
+            codes.push((a * s + b, next as u32 + 1));
             next += 1;
         }
-        let chosen = &pairs[first..];
         if sorted {
-            // The chosen pairs by entry, each with its new symbol plus one.
-            let mut codes: Vec<(usize, u32)> = chosen
-                .iter()
-                .enumerate()
-                .map(|(k, &(a, b))| (a as usize * s + b as usize, (s + k) as u32 + 1))
-                .collect();
             codes.sort_unstable();
             replace_pairs(seq, s, |i| {
                 codes
@@ -342,13 +337,12 @@ fn repair_with(seq: &mut Vec<u16>, lens: &mut Vec<u32>, dense: usize) -> Vec<(u1
                     .map_or(0, |k| codes[k].1)
             });
         } else {
-            // Stored plus one: 0 means "not replaced".
-            for (k, &(a, b)) in chosen.iter().enumerate() {
-                table[a as usize * s + b as usize] = (s + k) as u32 + 1;
+            for &(i, code) in &codes {
+                table[i] = code;
             }
             replace_pairs(seq, s, |i| table[i]);
-            for &(a, b) in chosen {
-                table[a as usize * s + b as usize] = 0;
+            for &(i, _) in &codes {
+                table[i] = 0;
             }
         }
     }
