@@ -29,6 +29,11 @@ fn json_plan_is_a_build_order_with_estimates() {
             );
         }
         assert!(t["memory_bytes"].as_u64().unwrap() > 0 && t["disk_bytes"].as_u64().unwrap() > 0);
+        // The peak's parts: the solver with the tables it reads, and the writer after them.
+        let part = |k: &str| t[k].as_u64().unwrap_or_else(|| panic!("{k}: {t}"));
+        assert!(part("solver_bytes") > 0 && part("writer_bytes") > 0, "{t}");
+        let parts = (part("solver_bytes") + part("sources_bytes")).max(part("writer_bytes"));
+        assert!(parts < part("memory_bytes"), "{t}");
         assert!(t["cpu_seconds"].as_f64().unwrap() >= 0.0);
         assert_eq!(t["command"][1], "generate");
         seen.insert(t["material"].as_str().unwrap().to_string());

@@ -21,18 +21,21 @@ use std::collections::{HashMap, HashSet};
 ///   configurations of equal advancement, a sixth of KNPvKB), a state byte and a quiet bit
 ///   per slot and side and frontier lists of at most a quarter byte: `2u × (1 + 1/8 + 1/4)`
 ///   = `2.75 u` bytes (the lists of a unit below 2^26 slots may take up to 32 MiB,
-///   [`LIST_FLOOR`]); plus, with pawns, the frames of the exact store that configurations
-///   smaller than a frame leave filling (at worst all, 2 bytes per slot and side); plus the
-///   exact values solved so far, 2 bytes
-///   per slot and side in memory for tables up to [`IN_MEMORY_SLOTS`] slots per side (and
-///   the window shifts' spills, as many again, counted twice), compressed in a scratch file
-///   beyond; a DTW solve also holds the WDL classes of the table ([`WdlHint`]), 2 bits per
-///   slot and side;
+///   [`LIST_FLOOR`], of which [`FLOOR_LISTS_SHARE`] is counted); plus, with pawns, the frames
+///   of the exact store that configurations smaller than a frame leave filling (at worst
+///   all, 2 bytes per slot and side); plus the exact values solved so far, 2 bytes per slot
+///   and side in memory for tables up to [`IN_MEMORY_SLOTS`] slots per side, compressed in a
+///   scratch file beyond (without pawns they fill the store after the lists are spent: the
+///   larger of the two counts); plus the window shifts' spills of the unit's exact values
+///   ([`SPILLS`] of 2 bytes a slot and side, in memory for a unit up to
+///   [`IN_MEMORY_SLOTS`]); a DTW solve also holds the WDL classes of the table
+///   ([`WdlHint`]), 2 bits per slot and side;
 /// * the writer then streams the files section by section ([`SECTION_VALUES`] slots), two
 ///   sections at a time: [`WRITER_BYTES_PER_SECTION_SLOT`] per slot of a section and one
-///   pairs encoder's table (measured), the values of one shared run each where the
-///   file orders the rest groups unlike the solver ([`Index::shared_run`]: 2 bytes a slot of
-///   at most a lead configuration), and the compressed data of the two encodings a one-side
+///   pairs encoder's table (at [`ENCODER_TABLE_SHARE`] of its bound), the values of one
+///   shared run each where the file orders the rest groups unlike the solver
+///   ([`Index::shared_run`]: 2 bytes a slot of at most a lead configuration), and the
+///   compressed data of the two encodings a one-side
 ///   file may compare (at [`WRITER_IMAGE_BYTES_PER_SLOT`], [`SPILL_BYTES`] each at most, the
 ///   rest waits in a spool file on disk) with their headers (a 64th of the data), beside the
 ///   exact values and, for a table that may be written in another order and whose codes fit
@@ -104,10 +107,26 @@ impl Estimate {
     }
 }
 
+/// Window shifts counted in one unit's solve, each spilling the unit's exact values (2 bytes
+/// a slot and side, in memory for a unit up to [`IN_MEMORY_SLOTS`]): the most seen in a unit
+/// of the ≤4-piece set (BNPvK's DTW; 26 of its tables shift at all, the pawnless ones once).
+pub const SPILLS: u64 = 2;
+/// Share of the frontier entries [`LIST_FLOOR`] allows a small unit (one per slot and side
+/// below it) that its lists are counted to hold at once: they held 0.03 to 0.80 of it, median
+/// 0.46, in the 134 unit solves of 13 four-piece tables of 10⁵ to 2·10⁶ slots (RNNvB to
+/// BNPvK, both metrics, counted by an instrumented build).
+pub const FLOOR_LISTS_SHARE: f64 = 0.6;
+/// Share of its bound ([`encoder_table_bytes`]) at which the writer counts the pairs
+/// encoder's table: a round counts its pairs in it only while the table has at most 4 entries
+/// a value of the sequence, which earlier rounds have shortened by then (fitted with
+/// [`WRITER_BYTES_PER_SECTION_SLOT`]).
+pub const ENCODER_TABLE_SHARE: f64 = 0.25;
 /// Decoded blocks each source file may cache during a build.
 pub const SOURCE_CACHE_BLOCKS: usize = 1024;
-/// Program and thread stacks, in bytes (an idle `antitb generate` has a peak RSS of 5 MB).
-pub const BASE_MEMORY: u64 = 8 << 20;
+/// Program and thread stacks, in bytes: an idle `antitb generate` has a peak RSS of 5 MB; the
+/// ≤4-piece tables of at most 10⁴ slots a side start their write phases at a median of 7.5 to
+/// 8.9 MiB (2 threads), and the 2- and 3-piece ones peaked at up to 1.21x the former 8 MiB.
+pub const BASE_MEMORY: u64 = 10 << 20;
 /// Upper estimate of compressed bytes per slot and side, by metric (WDL, DTZ, DTW). The
 /// largest seen among the ≤4-piece tables: 0.12 (WDL), 0.21 (DTZ), and per piece count the
 /// ratio falls (3 pieces: 0.12 / 0.28; 2 pieces: 0.30 / 0.53 on files of a few hundred bytes,
@@ -119,18 +138,16 @@ pub const DISK_BYTES_PER_SLOT: [f64; 3] = [0.25, 0.5, 0.5];
 /// are clean and the kernel takes them back when memory runs short.
 pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
 /// The writer's peak per slot of a section ([`SECTION_VALUES`] at most), beside one pairs
-/// encoder's table ([`encoder_table_bytes`] of the section): two sections are in flight, each
-/// with the codes read, their symbols and the encoder's copy of them (2 bytes a slot each)
-/// and the encoder's pair candidates; the encoder's table is its bound at most, and two
-/// sections seldom peak at once. Measured with `generate --report` (the write phases' own
-/// peaks, their peak less the resident set at their start) on KKKKvB, NNNvNN, KKKKvP, KKKKKvB
-/// and KQBNvK (6·10⁶ to 1.2·10⁸ slots per side): 137 to 350 MiB, 7 to 16 bytes per section
-/// slot beside the encoder's tables of then (96 MiB); the estimate takes 12. Since the
-/// encoder sorts the pairs of a short sequence instead of growing its table, the resident
-/// sets of KKKKvB, NNNvNN and KQBNvK peak in their write phases (1 thread, all metrics) at
-/// 56, 66 and 93 MiB against 167, 197 and 310 MiB for the writer and [`BASE_MEMORY`]: an
-/// upper estimate now, not yet refitted.
-pub const WRITER_BYTES_PER_SECTION_SLOT: u64 = 12;
+/// encoder's table ([`encoder_table_bytes`] of the section, at [`ENCODER_TABLE_SHARE`]): up to
+/// two sections are in flight, each with the codes read, their symbols and the encoder's copy
+/// of them (2 bytes a slot each) and the encoder's pair candidates, and two sections seldom
+/// peak at once. Fitted, with [`ENCODER_TABLE_SHARE`], to the write-phase peaks of the 714
+/// ≤4-piece tables (`generate --report`, 2 threads, all metrics, on 7e5a500): 6 bytes here
+/// and a quarter of the table put 689 of them within 25 % of the writer's estimate (12 and
+/// the whole table: 173, all above the peaks). The five-piece KBNvKQ and five others of
+/// 1.2·10⁸ slots, built with 2 threads, peak at 147 to 154 MiB while writing, against 169
+/// MiB estimated for the writer and [`BASE_MEMORY`].
+pub const WRITER_BYTES_PER_SECTION_SLOT: u64 = 6;
 /// Expected compressed bytes per slot and side of the largest file a table writes, for the
 /// compressed data its writer keeps in memory (up to [`SPILL_BYTES`] an encoding): above the
 /// largest ratio of the five- and six-piece files built so far (NNNvNNN's `.dtw` and
@@ -161,11 +178,21 @@ pub fn estimate_with(
         |m: Metric| (2.0 * n as f64 * DISK_BYTES_PER_SLOT[m as usize]) as u64 + DISK_HEADER_BYTES;
     let disk: u64 = metrics(dtw).iter().map(|&m| file(m)).sum();
     let in_memory = if n <= IN_MEMORY_SLOTS { 2 * n * 2 } else { 0 };
-    let exact = 3 * in_memory;
     // The largest unit solved: the whole table without pawns; with pawns a batch of pawn
     // configurations of equal advancement, at most `UNIT_SLOTS` slots (never less than one
     // configuration).
     let unit = largest_unit(&index, UNIT_SLOTS);
+    // A window shift spills the unit's old exact values, 2 bytes a slot and side, in memory
+    // where the unit fits [`IN_MEMORY_SLOTS`] (a compressed scratch file beyond).
+    let spills = if unit <= IN_MEMORY_SLOTS {
+        SPILLS * 2 * unit * 2
+    } else {
+        0
+    };
+    // The frontier lists: a quarter byte a slot and side at most; below the floor
+    // [`FLOOR_LISTS_SHARE`] of what the floor allows.
+    let floor_lists = (LIST_FLOOR.min(2 * unit) as f64 * FLOOR_LISTS_SHARE) as u64;
+    let lists = 8 * list_caps(unit, 0).0.max(floor_lists);
     // Configurations smaller than a frame of the exact store share frames with others solved
     // at other times: in the worst case every frame is filling, 2 bytes a slot.
     let filling = if m.has_pawns() && n > IN_MEMORY_SLOTS && index.rest_size() < FRAME {
@@ -175,8 +202,15 @@ pub fn estimate_with(
     };
     // A DTW solve also holds the table's WDL classes from the solve before it ([`WdlHint`]).
     let hint = if dtw { WdlHint::bytes(n) } else { 0 };
-    let solver =
-        2 * unit + 2 * unit / 8 + 8 * list_caps(unit, LIST_FLOOR).0 + exact + filling + hint;
+    // Without pawns the unit is the table, and its lists are spent before its exact values
+    // fill the store (phase 4); with pawns the store holds the units solved before beside
+    // them.
+    let lists_or_exact = if m.has_pawns() {
+        lists + in_memory
+    } else {
+        lists.max(in_memory)
+    };
+    let solver = 2 * unit + 2 * unit / 8 + lists_or_exact + spills + filling + hint;
     let section = n.min(SECTION_VALUES);
     // A file in another rest order than the solver's reads the values one shared run (at
     // most a lead configuration, at most a section) at a time, beside each section; a table
@@ -193,7 +227,7 @@ pub fn estimate_with(
     let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
     let writer = in_memory
         + copy
-        + encoder_table_bytes(section)
+        + (encoder_table_bytes(section) as f64 * ENCODER_TABLE_SHARE) as u64
         + WRITER_BYTES_PER_SECTION_SLOT * section
         + 2 * run
         + 2 * (image.min(SPILL_BYTES as u64) + image / 64);
@@ -524,20 +558,21 @@ mod tests {
         let disk =
             (2.0 * n as f64 * 0.25) as u64 + (2.0 * n as f64 * 0.5) as u64 + 2 * DISK_HEADER_BYTES;
         assert_eq!(e.disk, disk);
-        // Solving: state bytes, quiet bits, frontier lists; the exact values in memory (a small
-        // table), and as many again for spills, twice. Writing: the exact values, the measured
-        // bytes per section slot (the whole table is one section), the encoder's table (by
-        // the section's length: below `ENCODER_TABLE_BYTES` for so short a one), a shared
-        // run of each section (a lead configuration: the rook's 62 squares), the expected
-        // compressed data of two encodings, each with its header. + the
-        // caches of KvR, KvQ, KvK, KQvK, KRvK, KQvR's other dependencies (all small) + base.
-        // The frontier lists may hold one entry per slot and side: the table is below
-        // `LIST_FLOOR`.
-        let solving = 2 * n + 2 * n / 8 + 8 * 2 * n + 3 * 4 * n;
+        // Solving: state bytes, quiet bits; the frontier lists, which may hold one entry per
+        // slot and side (the table is below `LIST_FLOOR`), counted at their share, or the
+        // exact values in memory (a small table without pawns: the larger); two spills of
+        // the exact values. Writing: the exact values, the fitted bytes per section slot (the
+        // whole table is one section), the encoder's table at its share (by the section's
+        // length: below `ENCODER_TABLE_BYTES` for so short a one), a shared run of each
+        // section (a lead configuration: the rook's 62 squares), the expected compressed data
+        // of two encodings, each with its header. + the caches of KvR, KvQ, KvK, KQvK, KRvK,
+        // KQvR's other dependencies (all small) + base.
+        let lists = 8 * ((2 * n) as f64 * FLOOR_LISTS_SHARE) as u64;
+        let solving = 2 * n + 2 * n / 8 + lists.max(4 * n) + 2 * 4 * n;
         let image = (2.0 * n as f64 * WRITER_IMAGE_BYTES_PER_SLOT) as u64;
         let writing = 4 * n
             + WRITER_BYTES_PER_SECTION_SLOT * n
-            + encoder_table_bytes(n)
+            + (encoder_table_bytes(n) as f64 * ENCODER_TABLE_SHARE) as u64
             + 2 * 2 * 62
             + 2 * (image + image / 64);
         assert_eq!((e.solver, e.writer), (solving, writing), "{e:?}");
@@ -554,9 +589,31 @@ mod tests {
         let n = e.slots;
         assert!(n <= IN_MEMORY_SLOTS && 4 * n <= COPY_BYTES, "{e:?}");
         assert!(
-            e.writer >= 4 * n + 4 * n + WRITER_BYTES_PER_SECTION_SLOT * n + encoder_table_bytes(n),
+            e.writer >= 4 * n + 4 * n + WRITER_BYTES_PER_SECTION_SLOT * n,
             "{e:?}"
         );
+    }
+
+    /// Four-piece tables of 4·10⁵ to 5.7·10⁶ slots a side, with and without pawns, are
+    /// estimated within 25 % of their peaks (MiB) measured by `generate --report` on 7e5a500
+    /// (2 threads, all metrics). Counting the frontier lists at their whole floor, the spills
+    /// of the whole table and the encoder's table at its bound, KQvKB's estimate was 1.75x
+    /// its peak and KPvBN's 1.57x.
+    #[test]
+    fn four_piece_estimates_hold_for_their_measured_peaks() {
+        for (name, peak_mib) in [
+            ("BBBvB", 16.5),
+            ("RNNvB", 33.5),
+            ("KQvKB", 43.4),
+            ("KRvKN", 39.5),
+            ("KBNvK", 39.7),
+            ("KPvBN", 117.6),
+            ("BNvBP", 110.1),
+        ] {
+            let e = estimate(Material::parse(name).unwrap(), true);
+            let ratio = peak_mib * (1 << 20) as f64 / e.memory as f64;
+            assert!((0.75..=1.25).contains(&ratio), "{name}: {ratio:.2} {e:?}");
+        }
     }
 
     /// Four-piece tables whose DTW solves reach more tables by promotions of promotions than

@@ -137,6 +137,9 @@ impl Plan {
                     "command": command,
                     "slots_per_side": j.estimate.slots,
                     "memory_bytes": j.estimate.memory,
+                    "solver_bytes": j.estimate.solver,
+                    "sources_bytes": j.estimate.sources,
+                    "writer_bytes": j.estimate.writer,
                     "disk_bytes": j.estimate.disk,
                     "cpu_seconds": (j.cpu_seconds * 10.0).round() / 10.0,
                 })
@@ -152,7 +155,7 @@ impl Plan {
                 "max_memory_bytes": self.jobs.iter().map(|j| j.estimate.memory).max().unwrap_or(0),
                 "cpu_seconds": (self.jobs.iter().map(|j| j.cpu_seconds).sum::<f64>() * 10.0).round() / 10.0,
             },
-            "units": "memory_bytes: estimated peak of one job; disk_bytes: upper estimate of its files; cpu_seconds: single-core estimate",
+            "units": "memory_bytes: estimated peak of one job (the larger of solver_bytes + sources_bytes and writer_bytes, and a base); disk_bytes: upper estimate of its files; cpu_seconds: single-core estimate",
         })
     }
 }

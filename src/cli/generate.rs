@@ -389,8 +389,14 @@ fn generate(args: &GenerateArgs, dtw: bool) -> Result<(), String> {
                 st.start = Some(Instant::now());
                 bar.set_length(st.total_work.max(1));
                 let peak = to_build.iter().map(|e| e.memory).max().unwrap_or(0);
+                // Present tables may lie in the --with-tables directories as well.
+                let also = if opts.extra_dirs.is_empty() {
+                    ""
+                } else {
+                    " or --with-tables"
+                };
                 let msg = format!(
-                    "{} tables to build, {} already present in {} (largest estimated peak memory {})",
+                    "{} tables to build, {} already present in {}{also} (largest estimated peak memory {})",
                     to_build.len(),
                     present.len(),
                     opts.dir.display(),
