@@ -35,11 +35,11 @@ use std::collections::{HashMap, HashSet};
 ///   pairs encoder's table (at [`ENCODER_TABLE_SHARE`] of its bound), the values of one
 ///   shared run each where the file orders the rest groups unlike the solver
 ///   ([`Index::shared_run`]: 2 bytes a slot of at most a lead configuration), and the
-///   compressed data of the two encodings a one-side
-///   file may compare (at [`WRITER_IMAGE_BYTES_PER_SLOT`], [`SPILL_BYTES`] each at most, the
-///   rest waits in a spool file on disk) with their headers (a 64th of the data), beside the
-///   exact values and, for a table that may be written in another order and whose codes fit
-///   [`COPY_BYTES`], a copy of them in that order (4 bytes a slot);
+///   compressed data of the two encodings a one-side file may compare (at
+///   [`WRITER_IMAGE_BYTES_PER_SLOT`], [`SPILL_BYTES`] each at most, the rest waits in a spool
+///   file on disk) with their headers (a 64th of the data), beside the exact values and, for
+///   a table that may be written in another order and whose codes fit [`COPY_BYTES`], a copy
+///   of them in that order (4 bytes a slot);
 /// * the source of smaller tables ([`DecodedTables`]) holds every table the solver reads
 ///   decoded, half a byte per slot and side for WDL and DTZ, 2 for DTW; tables above
 ///   [`DecodedTables::MAX_BYTES`] are read through their files instead (a WDL/DTZ build still
@@ -109,7 +109,8 @@ impl Estimate {
 
 /// Window shifts counted in one unit's solve, each spilling the unit's exact values (2 bytes
 /// a slot and side, in memory for a unit up to [`IN_MEMORY_SLOTS`]): the most seen in a unit
-/// of the ≤4-piece set (BNPvK's DTW; 26 of its tables shift at all, the pawnless ones once).
+/// of the ≤4-piece set (BNPvK's DTW). A build that printed each shift found 26 tables that
+/// shift at all among the first 495 of the set, the pawnless ones once a metric.
 pub const SPILLS: u64 = 2;
 /// Share of the frontier entries [`LIST_FLOOR`] allows a small unit (one per slot and side
 /// below it) that its lists are counted to hold at once: they held 0.03 to 0.80 of it, median
@@ -143,10 +144,12 @@ pub const MAPPED_WDL_BYTES_PER_SLOT: f64 = 0.03;
 /// of them (2 bytes a slot each) and the encoder's pair candidates, and two sections seldom
 /// peak at once. Fitted, with [`ENCODER_TABLE_SHARE`], to the write-phase peaks of the 714
 /// ≤4-piece tables (`generate --report`, 2 threads, all metrics, on 7e5a500): 6 bytes here
-/// and a quarter of the table put 689 of them within 25 % of the writer's estimate (12 and
-/// the whole table: 173, all above the peaks). The five-piece KBNvKQ and five others of
-/// 1.2·10⁸ slots, built with 2 threads, peak at 147 to 154 MiB while writing, against 169
-/// MiB estimated for the writer and [`BASE_MEMORY`].
+/// and a quarter of the table put 689 of them within 25 % of the writer's estimate and
+/// [`BASE_MEMORY`] (median 0.94); 16 peak above 1.25x it, up to 1.64x, all tables of two
+/// to four pawns whose solves peak 2.4 to 11 times higher. With 12 bytes and the whole
+/// table, 173 were within 25 % (median 0.57). The five-piece KBNvKQ and five others of
+/// 1.2·10⁸ slots (WDL+DTZ, 2 threads) peak at 147 to 154 MiB while writing, against 168 MiB
+/// estimated.
 pub const WRITER_BYTES_PER_SECTION_SLOT: u64 = 6;
 /// Expected compressed bytes per slot and side of the largest file a table writes, for the
 /// compressed data its writer keeps in memory (up to [`SPILL_BYTES`] an encoding): above the
