@@ -6,7 +6,13 @@
 //! * DTW says "win" exactly when WDL is +2 or +1.
 //!
 //! (Every 2- and 3-piece DTW value is also compared with the naive solver in gen_vs_naive.)
+//!
+//! And the two ways a build reads the side to move a `.dtw` file leaves out, from the side files
+//! of its own run or by search, give the same files.
 
+mod common;
+
+use antitb::build::{BuildOptions, SIDES_DIR, build};
 use antitb::r#gen::MemoryTables;
 use antitb::rules::Position;
 use antitb::table::{Index, Material, Metric, Value};
@@ -95,4 +101,60 @@ fn dtw_is_consistent_on_4_piece_tables() {
     );
     assert!(checked > 1_000_000);
     assert_eq!(bad, 0);
+}
+
+/// A run reads the sides its own `.dtw` files leave out from side files (`antitb::store::side`)
+/// instead of searching them slot by slot; a table built from the files of an earlier run
+/// searches them. Both must give the same bytes, and the side files are gone when the run ends.
+#[test]
+fn side_files_of_a_run_give_the_files_a_search_gives() {
+    use common::cli::TempDir;
+    let m = Material::parse("KPvKN").unwrap().canonical();
+    let base = TempDir::new("antitb-test-", "dtw-sides");
+    let options = |dir: &std::path::Path| {
+        let mut opts = BuildOptions::new(dir);
+        opts.dtw = true;
+        opts.check_disk = false;
+        opts
+    };
+    // KPvKN and everything it needs in one run.
+    let run = base.path().join("run");
+    std::fs::create_dir_all(&run).unwrap();
+    let report = build(&[m], &options(&run), &|_| {}).unwrap();
+    // Its promotions reach KQvKN, KRvKN, KBvKN, KNvKN and KKvKN, built before it in the run,
+    // each with a side left out of its `.dtw` file (more than three pieces).
+    assert_eq!(report.dtw_sides_read, 5, "{report:?}");
+    let names: Vec<String> = std::fs::read_dir(&run)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert!(
+        !names.iter().any(|n| n.starts_with(SIDES_DIR)),
+        "side files left behind: {names:?}"
+    );
+    // KPvKN alone, from the other tables of that run: no side files, so its DTW solve searches.
+    let deps = base.path().join("deps");
+    std::fs::create_dir_all(&deps).unwrap();
+    for n in names.iter().filter(|n| !n.starts_with(&format!("{m}."))) {
+        std::fs::copy(run.join(n), deps.join(n)).unwrap();
+    }
+    let alone = base.path().join("alone");
+    // A killed run's side files (its process no longer runs) are removed.
+    let stale = alone.join(format!("{SIDES_DIR}.tmp.999999999"));
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("KQvKN.dtw-side"), b"a killed run's side file").unwrap();
+    let mut opts = options(&alone);
+    opts.extra_dirs = vec![deps];
+    let report = build(&[m], &opts, &|_| {}).unwrap();
+    assert_eq!(report.built, [m]);
+    assert_eq!(report.dtw_sides_read, 0);
+    assert_eq!(report.stale_removed, 1);
+    assert!(!stale.exists(), "a killed run's side files were kept");
+    for ext in ["wdl", "dtz", "dtw"] {
+        let name = format!("{m}.{ext}");
+        assert!(
+            std::fs::read(run.join(&name)).unwrap() == std::fs::read(alone.join(&name)).unwrap(),
+            "{name} differs between the run that read side files and the one that searched"
+        );
+    }
 }

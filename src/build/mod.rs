@@ -146,6 +146,9 @@ pub struct BuildReport {
     pub peak_estimate: Option<(Material, u64)>,
     /// Stale temporary files removed at the start.
     pub stale_removed: usize,
+    /// Left-out `.dtw` sides of tables built earlier in the run that later DTW builds read from
+    /// the run's side files ([`crate::store::side`]) instead of searching them.
+    pub dtw_sides_read: u64,
 }
 
 /// The resource a table would exceed.
@@ -388,6 +391,18 @@ pub fn build(
         stale_removed,
         ..BuildReport::default()
     };
+    // The tables of the plan whose left-out `.dtw` sides a later DTW build of the plan reads
+    // decoded whole ([`DecodedTables`]): it reads them from side files this run writes, instead
+    // of searching them slot by slot. Not for a cluster job's targets: the tables that read
+    // them are built by other jobs.
+    let read_by_dtw: std::collections::HashSet<Material> = if opts.only_targets {
+        Default::default()
+    } else {
+        plan.iter()
+            .filter(|(_, metrics)| metrics.contains(&Metric::Dtw))
+            .flat_map(|(m, _)| Material::closure(&[*m]).into_iter().filter(move |d| d != m))
+            .collect()
+    };
     let tables: Vec<Table> = estimates
         .iter()
         .zip(&plan)
@@ -395,11 +410,32 @@ pub fn build(
             estimate: e,
             material: *m,
             metrics,
+            keeps_dtw_side: metrics.contains(&Metric::Dtw)
+                && read_by_dtw.contains(m)
+                && e.slots > crate::store::DTW_BOTH_SIDES_SLOTS
+                && DecodedTables::decoded_bytes(e.slots, Metric::Dtw).is_some(),
         })
         .collect();
-    let (built, bytes) = schedule(&tables, opts, &dirs, events)?;
+    let sides = opts
+        .dir
+        .join(format!("{SIDES_DIR}.tmp.{}", std::process::id()));
+    let keeps_sides =
+        tables.iter().any(|t| t.keeps_dtw_side) && std::fs::create_dir_all(&sides).is_ok();
+    // Side files never take the room the plan's own files need.
+    let scheduled = schedule(
+        &tables,
+        opts,
+        &dirs,
+        keeps_sides.then_some((&*sides, total_disk)),
+        events,
+    );
+    if keeps_sides {
+        let _ = std::fs::remove_dir_all(&sides);
+    }
+    let (built, bytes, sides_read) = scheduled?;
     report.built = built;
     report.bytes_written = bytes;
+    report.dtw_sides_read = sides_read;
     report.time = start.elapsed();
     Ok(report)
 }
@@ -409,7 +445,15 @@ struct Table<'a> {
     estimate: &'a Estimate,
     material: Material,
     metrics: &'a [Metric],
+    /// Whether its build writes the side its `.dtw` file leaves out to the run's side files
+    /// ([`crate::store::side`]): a later table of the plan reads it, decoded whole.
+    keeps_dtw_side: bool,
 }
+
+/// The scratch directory of a run's side files: `SIDES_DIR.tmp.PID` in the output directory,
+/// removed when the run ends (and, after a killed run, by the next one:
+/// [`remove_stale_temporaries`]).
+pub const SIDES_DIR: &str = "antitb-dtw-sides";
 
 /// The scheduler's state (see [`schedule`]).
 struct Schedule {
@@ -419,6 +463,8 @@ struct Schedule {
     /// Estimated peak memory of the tables running.
     running_memory: u64,
     bytes: u64,
+    /// Left-out `.dtw` sides read from side files, in all.
+    sides_read: u64,
     /// The first table of the plan that failed, and why.
     failed: Option<(usize, BuildError)>,
 }
@@ -432,8 +478,9 @@ fn schedule(
     tables: &[Table],
     opts: &BuildOptions,
     dirs: &[PathBuf],
+    sides: Option<(&Path, u64)>,
     events: &(dyn Fn(&BuildEvent) + Sync),
-) -> Result<(Vec<Material>, u64), BuildError> {
+) -> Result<(Vec<Material>, u64, u64), BuildError> {
     let index: HashMap<Material, usize> = tables
         .iter()
         .enumerate()
@@ -455,6 +502,7 @@ fn schedule(
         running: 0,
         running_memory: 0,
         bytes: 0,
+        sides_read: 0,
         failed: None,
     });
     let ctx = Context {
@@ -463,6 +511,7 @@ fn schedule(
         jobs,
         opts,
         dirs,
+        sides,
         events,
         state: &state,
     };
@@ -477,7 +526,7 @@ fn schedule(
         .filter(|(_, d)| **d)
         .map(|(t, _)| t.material)
         .collect();
-    Ok((built, st.bytes))
+    Ok((built, st.bytes, st.sides_read))
 }
 
 /// What every task of [`schedule`] shares.
@@ -488,6 +537,8 @@ struct Context<'a> {
     jobs: usize,
     opts: &'a BuildOptions,
     dirs: &'a [PathBuf],
+    /// The run's side files, if it keeps any, and the free disk they leave at least.
+    sides: Option<(&'a Path, u64)>,
     events: &'a (dyn Fn(&BuildEvent) + Sync),
     state: &'a std::sync::Mutex<Schedule>,
 }
@@ -519,6 +570,7 @@ impl<'a> Context<'a> {
                     self.jobs == 1,
                     self.opts,
                     self.dirs,
+                    self.sides,
                     self.events,
                 );
                 {
@@ -526,9 +578,10 @@ impl<'a> Context<'a> {
                     st.running -= 1;
                     st.running_memory -= self.tables[i].estimate.memory;
                     match result {
-                        Ok(bytes) => {
+                        Ok((bytes, sides_read)) => {
                             st.done[i] = true;
                             st.bytes += bytes;
+                            st.sides_read += sides_read;
                         }
                         Err(e) => {
                             if st.failed.as_ref().is_none_or(|(j, _)| i < *j) {
@@ -543,24 +596,52 @@ impl<'a> Context<'a> {
     }
 }
 
+/// Write the side to move that the `.dtw` file just written at `path` (of checksum `checksum`)
+/// leaves out to its side file in `dir`, from `table`'s values, if the disk keeps `reserve`
+/// bytes free beside it (the room the plan's files take). Best effort: without it the tables
+/// that read this one search that side, as they would read a table of an earlier run.
+fn keep_dtw_side<T: crate::table::TableValues>(
+    dir: &Path,
+    reserve: u64,
+    table: &T,
+    path: &Path,
+    checksum: u64,
+) {
+    // At most two bytes a slot (the side's codes, before compression).
+    let most = 2 * table.index().size();
+    if free_disk(dir).map_or(true, |free| free < reserve.saturating_add(most)) {
+        return;
+    }
+    let m = table.index().material();
+    let Ok(file) = crate::store::StoredTable::open(path, m, Metric::Dtw, &ReadOptions::default())
+    else {
+        return;
+    };
+    if let Some(side) = (0..2).find(|&s| !file.stores_side(s)) {
+        let _ = crate::store::side::write(dir, table, side, checksum);
+    }
+}
+
 /// Build table `i` of the plan: solve each metric and write its files. With `measure`, the
 /// [`BuildEvent::Done`] event carries the CPU time and peak memory the build took (only
-/// meaningful when no other table runs at the same time).
+/// meaningful when no other table runs at the same time). Returns the bytes written and how many
+/// left-out `.dtw` sides its DTW solve read from the run's side files.
 fn build_one(
     i: usize,
     t: &Table,
     measure: bool,
     opts: &BuildOptions,
     dirs: &[PathBuf],
+    sides: Option<(&Path, u64)>,
     events: &(dyn Fn(&BuildEvent) + Sync),
-) -> Result<u64, BuildError> {
+) -> Result<(u64, u64), BuildError> {
     let (m, e) = (t.material, t.estimate);
     // The disk may have filled since the plan was checked.
     check_disk(m.to_string(), e.disk, opts)?;
     let t0 = Instant::now();
     let mut meter = measure.then(system::Meter::start);
     events(&BuildEvent::Start { i, material: m });
-    let mut bytes = 0;
+    let (mut bytes, mut sides_read) = (0, 0);
     // A DTW solve's one-ply searches of left-out `.dtw` sides reach further than a WDL/DTZ
     // solve's reads.
     let needed = source_tables(m);
@@ -578,6 +659,9 @@ fn build_one(
         )
         .map_err(BuildError::Probe)?;
         let mut decoded = DecodedTables::new(&source);
+        if let (Metric::Dtw, Some((dir, _))) = (metric, sides) {
+            decoded = decoded.with_dtw_sides(dir.to_path_buf());
+        }
         decoded
             .preload_for(
                 m,
@@ -606,6 +690,7 @@ fn build_one(
         // Neither the classes nor the smaller tables are needed by the writer: the peak is
         // the solver's with its sources, or the writer's alone.
         drop(solve_opts);
+        sides_read += decoded.sides_read();
         drop(decoded);
         drop(source);
         system::release_free_memory();
@@ -617,8 +702,14 @@ fn build_one(
             material: m,
             metric,
         });
-        for (_, stats) in write_table(&opts.dir, &table, &opts.write)? {
+        for (path, stats) in write_table(&opts.dir, &table, &opts.write)? {
             bytes += stats.file_len;
+            let dtw = path
+                .extension()
+                .is_some_and(|e| e == Metric::Dtw.extension());
+            if let (true, true, Some((dir, reserve))) = (dtw, t.keeps_dtw_side, sides) {
+                keep_dtw_side(dir, reserve, &table, &path, stats.file_checksum);
+            }
         }
         system::release_free_memory();
         if let Some(meter) = &mut meter {
@@ -637,5 +728,5 @@ fn build_one(
         bytes,
         measured: meter.map(|m| m.stop()).unwrap_or_default(),
     });
-    Ok(bytes)
+    Ok((bytes, sides_read))
 }

@@ -33,13 +33,14 @@
 use crate::r#gen::TableSource;
 use crate::probe::{ProbeError, Tablebase};
 use crate::rules::Position;
-use crate::store::{StoredTable, value_of_distance};
+use crate::store::{StoredTable, side, value_of_distance};
 use crate::table::{
     Index, Material, MaterialHasher, Metric, SearchedSide, Value, Wdl, dtw_of_left_out,
     keep_capture, kept_capture, resolve, resolve_with, searches_captures,
 };
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -346,6 +347,10 @@ pub struct DecodedTables<'a> {
     /// reads every table through its files ([`DecodedTables::files_only`]).
     max_bytes: u64,
     far_bytes: u64,
+    /// Where this run keeps the sides its `.dtw` files leave out ([`crate::store::side`]), if
+    /// it does, and how many such sides were read from there instead of searched.
+    dtw_sides: Option<PathBuf>,
+    sides_read: AtomicU64,
 }
 
 impl<'a> DecodedTables<'a> {
@@ -473,7 +478,24 @@ impl<'a> DecodedTables<'a> {
             max_side_bytes: 0,
             max_bytes: Self::MAX_BYTES,
             far_bytes: Self::FAR_BYTES,
+            dtw_sides: None,
+            sides_read: AtomicU64::new(0),
         }
+    }
+
+    /// This source reading the left-out sides of the `.dtw` files it decodes from their side
+    /// files in `dir` where it finds them ([`crate::store::side`]: written by the run that wrote
+    /// those files), instead of searching their slots one by one.
+    pub fn with_dtw_sides(self, dir: PathBuf) -> DecodedTables<'a> {
+        DecodedTables {
+            dtw_sides: Some(dir),
+            ..self
+        }
+    }
+
+    /// How many left-out `.dtw` sides this source has read from side files so far.
+    pub fn sides_read(&self) -> u64 {
+        self.sides_read.load(Ordering::Relaxed)
     }
 
     /// A source that decodes no table: every lookup goes through the files (and the slots of
@@ -570,7 +592,13 @@ impl<'a> DecodedTables<'a> {
                 let t = self.tb.table(key.0, file)?;
                 let codes = |s: usize| -> Result<Option<Vec<u16>>, ProbeError> {
                     if !t.stores_side(s) {
-                        return Ok(None);
+                        let kept = self.dtw_sides.as_ref().and_then(|dir| {
+                            side::read(dir, key.0, s, t.file().file_checksum(), &wdls[s])
+                        });
+                        if kept.is_some() {
+                            self.sides_read.fetch_add(1, Ordering::Relaxed);
+                        }
+                        return Ok(kept);
                     }
                     Ok(Some(t.decode_value_codes(s, &wdls[s])?))
                 };

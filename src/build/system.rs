@@ -74,8 +74,9 @@ fn process_alive(pid: u32) -> bool {
     }
 }
 
-/// Remove `M.{wdl,dtz,dtw}.tmp.<pid>` files (and writers' spools, `….tmp.<pid>.<n>`) in `dir`
-/// whose writer no longer runs (a killed build); returns how many were removed. Files of
+/// Remove `M.{wdl,dtz,dtw}.tmp.<pid>` files (and writers' spools, `….tmp.<pid>.<n>`, and a
+/// run's side files, [`super::SIDES_DIR`]`.tmp.<pid>`) in `dir` whose writer no longer runs
+/// (a killed build); returns how many were removed. Files of
 /// running writers (a parallel `make -j`) stay. With `only`, just the temporaries of those
 /// tables.
 pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize {
@@ -91,6 +92,17 @@ pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize 
             continue;
         };
         let pid = pid.split_once('.').map_or(pid, |(pid, _)| pid);
+        // A run's side files ([`super::SIDES_DIR`]), a directory.
+        if stem == super::SIDES_DIR {
+            if let (None, Ok(pid)) = (only, pid.parse::<u32>())
+                && pid != std::process::id()
+                && !process_alive(pid)
+                && std::fs::remove_dir_all(e.path()).is_ok()
+            {
+                removed += 1;
+            }
+            continue;
+        }
         let ours = match only {
             None => Metric::ALL
                 .iter()

@@ -462,6 +462,13 @@ impl TableFile {
         &self.path
     }
 
+    /// The file checksum its last 8 bytes hold (the XXH64 of every byte before them), as
+    /// written: not computed again here ([`TableFile::verify_checksums`] does).
+    pub fn file_checksum(&self) -> u64 {
+        let tail = &self.map[self.map.len() - 8..];
+        u64::from_le_bytes(tail.try_into().expect("8 bytes"))
+    }
+
     /// The table's metadata.
     pub fn meta(&self) -> &TableMeta {
         &self.meta

@@ -7,7 +7,7 @@
 //! |-----------|-----------------|-----------------------------------------------------------|
 //! | `M.wdl`   | White, Black    | 1 byte: WDL + 2 (0 = loss … 4 = win), SPEC.md §2           |
 //! | `M.dtz`   | one side only   | a symbol per position: the DTZ *distance* `n` of `W(n)` / `L(n)`, less 100 for cursed wins and blessed losses |
-//! | `M.dtw`   | one side only   | a symbol per position: the DTW distance                   |
+//! | `M.dtw`   | one side (both up to 3 pieces) | a symbol per position: the DTW distance    |
 //!
 //! The sign and class of a DTZ or DTW value come from the `.wdl` file (DTW wins and losses are
 //! exactly the WDL wins and losses, cursed and blessed included, as the 50-move rule only
@@ -15,7 +15,9 @@
 //! "don't care". `.dtz` and `.dtw` files hold **one side to move**, whichever compresses
 //! smaller, except that a `.dtw` file whose material has one side of pawns only against pieces
 //! stores that side (the one every promotion into it lands on, which builds with pawns read:
-//! [`crate::table::Material::promotions_land_on`]); the value of the other side is exact all
+//! [`crate::table::Material::promotions_land_on`]), and a `.dtw` file of at most
+//! [`DTW_BOTH_SIDES_SLOTS`] slots a side (every table up to three pieces) stores both; the
+//! value of the other side is exact all
 //! the same, by one ply of search: every move
 //! of that side leads to the stored side, or (DTZ) is a zeroing move scored by WDL (SPEC.md §2),
 //! or (DTW) leaves the table by a capture or a promotion (SPEC.md §3;
@@ -46,10 +48,11 @@
 //! 1 byte when there are at most 256 distinct distances, else 2.
 
 mod read;
+pub mod side;
 mod write;
 
 pub use read::StoredTable;
-pub use write::{COPY_BYTES, SECTION_VALUES, write_table};
+pub use write::{COPY_BYTES, DTW_BOTH_SIDES_SLOTS, SECTION_VALUES, write_table};
 
 use crate::format::{Compression, FormatError, WriteOptions};
 use crate::table::{Material, Metric, Value, Wdl};
