@@ -76,9 +76,8 @@ fn process_alive(pid: u32) -> bool {
 
 /// Remove `M.{wdl,dtz,dtw}.tmp.<pid>` files (and writers' spools, `….tmp.<pid>.<n>`, and a
 /// run's side files, [`super::SIDES_DIR`]`.tmp.<pid>`) in `dir` whose writer no longer runs
-/// (a killed build); returns how many were removed. Files of
-/// running writers (a parallel `make -j`) stay. With `only`, just the temporaries of those
-/// tables.
+/// (a killed build); returns how many were removed. Files of running writers (a parallel
+/// `make -j`) stay. With `only`, just the temporaries of those tables.
 pub fn remove_stale_temporaries(dir: &Path, only: Option<&[Material]>) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return 0;

@@ -616,6 +616,12 @@ fn print_summary(
         display(&opts.dir),
         human_bytes(total)
     );
+    if report.dtw_sides_read > 0 {
+        println!(
+            "  dtw sides  {} left-out sides of tables built in this run read from its side files, not searched",
+            report.dtw_sides_read
+        );
+    }
     if report.stale_removed > 0 {
         println!(
             "  cleaned    {} temporary files left by an interrupted run",
