@@ -393,15 +393,18 @@ pub fn build(
     };
     // The tables of the plan whose left-out `.dtw` sides a later DTW build of the plan reads
     // decoded whole ([`DecodedTables`]): it reads them from side files this run writes, instead
-    // of searching them slot by slot. Not for a cluster job's targets: the tables that read
-    // them are built by other jobs.
+    // of searching them slot by slot. The tables a DTW build reads are in the closure of its
+    // dependencies (no table reaches itself). Not for a cluster job's targets: the tables that
+    // read them are built by other jobs.
     let read_by_dtw: std::collections::HashSet<Material> = if opts.only_targets {
         Default::default()
     } else {
-        plan.iter()
+        let deps: Vec<Material> = plan
+            .iter()
             .filter(|(_, metrics)| metrics.contains(&Metric::Dtw))
-            .flat_map(|(m, _)| Material::closure(&[*m]).into_iter().filter(move |d| d != m))
-            .collect()
+            .flat_map(|(m, _)| m.dependencies())
+            .collect();
+        Material::closure(&deps).into_iter().collect()
     };
     let tables: Vec<Table> = estimates
         .iter()

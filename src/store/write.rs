@@ -889,13 +889,20 @@ mod tests {
         }
     }
 
+    /// DTW codes in a long-period scramble of distances.
+    fn scramble(i: u64) -> u16 {
+        Value::win((i.wrapping_mul(0x9E37_79B9) >> 7) as u16 % 300 + 1).code()
+    }
+
+    /// One DTW code throughout.
+    fn constant(_: u64) -> u16 {
+        Value::win(7).code()
+    }
+
     #[test]
     fn a_dtw_file_keeps_the_side_that_compresses_smaller() {
         // Distances in a long-period scramble against one distance throughout: whichever side
         // holds the scramble is left out.
-        let scramble =
-            |i: u64| Value::win((i.wrapping_mul(0x9E37_79B9) >> 7) as u16 % 300 + 1).code();
-        let constant = |_: u64| Value::win(7).code();
         let t = dtw_file_of("KQRvK", "white", &constant, &scramble);
         assert!(t.stores_side(0) && !t.stores_side(1));
         let t = dtw_file_of("KQRvK", "black", &scramble, &constant);
@@ -904,9 +911,6 @@ mod tests {
 
     #[test]
     fn a_dtw_file_of_three_pieces_keeps_both_sides() {
-        let scramble =
-            |i: u64| Value::win((i.wrapping_mul(0x9E37_79B9) >> 7) as u16 % 300 + 1).code();
-        let constant = |_: u64| Value::win(7).code();
         let t = dtw_file_of("KQvK", "both", &constant, &scramble);
         assert!(t.index.size() <= DTW_BOTH_SIDES_SLOTS);
         assert!(t.stores_side(0) && t.stores_side(1));
