@@ -5,9 +5,10 @@
 # beside the estimates `plan` gives, and the ratios. The tables of WITH_TABLES (e.g. an
 # existing <=4-piece set) are read, not rebuilt.
 # With EXTRAPOLATE=N it then calibrates: per class of tables (pieces, pawns) the measured CPU
-# time over the estimated one, and the DTW phases over the WDL+DTZ ones; and it extrapolates the
-# whole N-piece set (`plan --max-pieces N`) by those ratios (a class with no table built takes
-# its piece count's ratio), in core-hours and in hours on this machine's cores.
+# time over the estimated one, the DTW phases over the WDL+DTZ ones, and the share of the solves'
+# CPU time spent in their first passes (captures and baselines, before the levels); and it
+# extrapolates the whole N-piece set (`plan --max-pieces N`) by those ratios (a class with no
+# table built takes its piece count's ratio), in core-hours and in hours on this machine's cores.
 # With SEPARATE=1 each MATERIAL is built by its own `generate` (in the order given, each with
 # what it needs that is missing), so that no table's peak carries what the one before it left
 # in the process: give the tables in dependency order, or their dependencies in WITH_TABLES.
@@ -70,7 +71,7 @@ print(f"{len(rows)} tables built; CPU estimate within 25 % on {within} of the {t
 # Where the peak lies: each phase's CPU time and peak beside the estimate's parts (the
 # solver's and the writer's, each with the sources read and the program's base).
 print()
-print(f"{'table':10} {'phase':10} {'cpu s':>8} {'peak MiB':>9} {'est MiB':>8}")
+print(f"{'table':10} {'phase':10} {'cpu s':>8} {'init s':>7} {'peak MiB':>9} {'est MiB':>8}")
 for r in rows:
     if not r.get("phases"):
         continue
@@ -80,8 +81,10 @@ for r in rows:
         part = r["estimated_solver_bytes" if p["step"] == "solve" else "estimated_writer_bytes"]
         est = part + r["estimated_sources_bytes"] + base
         peak = p["peak_rss_bytes"]
+        init = p.get("init_cpu_seconds")
+        init = f"{init:7.1f}" if init is not None else f"{'-':>7}"
         print(f"{r['material']:10} {p['metric'] + ' ' + p['step']:10} "
-              f"{p['cpu_seconds'] or 0:8.1f} {(peak or 0)/M:9.0f} {est/M:8.0f}")
+              f"{p['cpu_seconds'] or 0:8.1f} {init} {(peak or 0)/M:9.0f} {est/M:8.0f}")
 # Calibration: measured over estimated CPU per class, and what DTW adds to WDL+DTZ.
 plan_text = open(sys.argv[2]).read()
 if not plan_text.strip():
@@ -90,7 +93,7 @@ plan = json.loads(plan_text)
 cores = int(sys.argv[3])
 def cls(r):
     return (r["pieces"], r["pawns"])
-meas, est, dtw, rest, count = {}, {}, {}, {}, {}
+meas, est, dtw, rest, count, init, solve = {}, {}, {}, {}, {}, {}, {}
 for r in rows:
     if r["cpu_seconds"] is None:
         continue
@@ -101,13 +104,17 @@ for r in rows:
     for p in r.get("phases") or []:
         d = dtw if p["metric"] == "dtw" else rest
         d[k] = d.get(k, 0) + (p["cpu_seconds"] or 0)
+        if p["step"] == "solve" and p.get("init_cpu_seconds") is not None:
+            init[k] = init.get(k, 0) + p["init_cpu_seconds"]
+            solve[k] = solve.get(k, 0) + (p["cpu_seconds"] or 0)
 print()
 print(f"{'pieces':>6} {'pawns':>5} {'tables':>6} {'cpu s':>9} {'est s':>9} {'ratio':>6} "
-      f"{'dtw/(wdl+dtz)':>13}")
+      f"{'dtw/(wdl+dtz)':>13} {'init/solve':>10}")
 for k in sorted(meas):
     d = f"{dtw[k] / rest[k]:13.2f}" if dtw.get(k) and rest.get(k) else f"{'-':>13}"
+    i = f"{init[k] / solve[k]:10.2f}" if solve.get(k) else f"{'-':>10}"
     print(f"{k[0]:6} {k[1]:5} {count[k]:6} {meas[k]:9.1f} {est[k]:9.1f} "
-          f"{meas[k] / est[k]:6.2f} {d}")
+          f"{meas[k] / est[k]:6.2f} {d} {i}")
 def ratio(k):
     if k in meas and est[k] > 0:
         return meas[k] / est[k]

@@ -686,7 +686,12 @@ fn build_one(
             wdl_hint: hint.take().filter(|_| metric == Metric::Dtw),
             ..SolveOptions::default()
         };
+        // Measured: the solve's first passes told apart from its levels.
+        let init_clock = std::sync::Mutex::new(system::InitClock::default());
         let table = solve(m, metric, &decoded, &solve_opts, &|p| {
+            if meter.is_some() {
+                init_clock.lock().expect("init clock").note(p.phase);
+            }
             events(&BuildEvent::Solver(p.clone()))
         })
         .map_err(|e| BuildError::Gen(m, e))?;
@@ -698,7 +703,8 @@ fn build_one(
         drop(source);
         system::release_free_memory();
         if let Some(meter) = &mut meter {
-            meter.lap(metric, Step::Solve);
+            let init = init_clock.lock().expect("init clock").total();
+            meter.lap(metric, Step::Solve, init);
         }
         events(&BuildEvent::Writing {
             i,
@@ -716,7 +722,7 @@ fn build_one(
         }
         system::release_free_memory();
         if let Some(meter) = &mut meter {
-            meter.lap(metric, Step::Write);
+            meter.lap(metric, Step::Write, None);
         }
         if metric != Metric::Dtw && t.metrics.contains(&Metric::Dtw) {
             let h = WdlHint::of(&table).map_err(|e| BuildError::Gen(m, GenError::Scratch(e)))?;

@@ -140,10 +140,44 @@ pub struct Phase {
     pub metric: Metric,
     pub step: Step,
     pub cpu: Option<std::time::Duration>,
+    /// Of a solve's CPU time, what its first passes took (timed from the solver's progress):
+    /// every slot decoded, capture positions valued by search, quiet ones given their best
+    /// zeroing move. The rest is its levels. `None` for a write.
+    pub init_cpu: Option<std::time::Duration>,
     /// The resident set when the phase began, and its peak during the phase: the difference
     /// is what the phase itself added.
     pub start_rss: Option<u64>,
     pub peak_rss: Option<u64>,
+}
+
+/// The CPU time of a solve's first passes (phases 1–2 of [`crate::gen`]), told apart from its
+/// levels by the solver's progress: from each unit's `"captures"` (its start) to its `"init"`
+/// (its slots decoded and valued up to the levels), summed over the units. The process's CPU
+/// time, so it is the solve's own only while nothing else runs (`--jobs 1`).
+#[derive(Default, Debug)]
+pub(crate) struct InitClock {
+    started: Option<std::time::Duration>,
+    total: Option<std::time::Duration>,
+}
+
+impl InitClock {
+    /// Note a progress phase of the solve ([`crate::gen::Progress::phase`]).
+    pub(crate) fn note(&mut self, phase: &str) {
+        match phase {
+            "captures" => self.started = cpu_time(),
+            "init" => {
+                if let Some(d) = since(self.started.take(), cpu_time()) {
+                    *self.total.get_or_insert_default() += d;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The first passes' CPU time over the units noted; `None` where the system does not tell.
+    pub(crate) fn total(&self) -> Option<std::time::Duration> {
+        self.total
+    }
 }
 
 /// What a [`Phase`] of a build does.
@@ -201,14 +235,21 @@ impl Meter {
         if self.peak_reset { peak_rss() } else { None }
     }
 
-    /// End the phase `step` of `metric`, begun where the last one ended.
-    pub(crate) fn lap(&mut self, metric: Metric, step: Step) {
+    /// End the phase `step` of `metric`, begun where the last one ended (of a solve, what its
+    /// first passes took: `init_cpu`).
+    pub(crate) fn lap(
+        &mut self,
+        metric: Metric,
+        step: Step,
+        init_cpu: Option<std::time::Duration>,
+    ) {
         let cpu = cpu_time();
         let peak_rss = self.peak_since_reset();
         self.phases.push(Phase {
             metric,
             step,
             cpu: since(self.lap_cpu, cpu),
+            init_cpu,
             start_rss: self.lap_rss,
             peak_rss,
         });

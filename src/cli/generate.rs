@@ -237,6 +237,7 @@ fn report_line(
             "metric": p.metric.extension(),
             "step": p.step.name(),
             "cpu_seconds": p.cpu.map(seconds_ms),
+            "init_cpu_seconds": p.init_cpu.map(seconds_ms),
             "start_rss_bytes": p.start_rss,
             "peak_rss_bytes": p.peak_rss,
         })).collect::<Vec<_>>(),
