@@ -687,10 +687,12 @@ fn build_one(
             ..SolveOptions::default()
         };
         // Measured: the solve's first passes told apart from its levels.
-        let init_clock = std::sync::Mutex::new(system::InitClock::default());
+        let init_clock = meter
+            .is_some()
+            .then(|| std::sync::Mutex::new(system::InitClock::default()));
         let table = solve(m, metric, &decoded, &solve_opts, &|p| {
-            if meter.is_some() {
-                init_clock.lock().expect("init clock").note(p.phase);
+            if let Some(clock) = &init_clock {
+                clock.lock().expect("init clock").note(p.phase);
             }
             events(&BuildEvent::Solver(p.clone()))
         })
@@ -703,7 +705,7 @@ fn build_one(
         drop(source);
         system::release_free_memory();
         if let Some(meter) = &mut meter {
-            let init = init_clock.lock().expect("init clock").total();
+            let init = init_clock.and_then(|c| c.into_inner().expect("init clock").total());
             meter.lap(metric, Step::Solve, init);
         }
         events(&BuildEvent::Writing {
@@ -716,7 +718,10 @@ fn build_one(
             let dtw = path
                 .extension()
                 .is_some_and(|e| e == Metric::Dtw.extension());
-            if let (true, true, Some((dir, reserve))) = (dtw, t.keeps_dtw_side, sides) {
+            if dtw
+                && t.keeps_dtw_side
+                && let Some((dir, reserve)) = sides
+            {
                 keep_dtw_side(dir, reserve, &table, &path, stats.file_checksum);
             }
         }
